@@ -1,0 +1,37 @@
+"""Argument checks shared by the samplers and estimators; each error names the argument."""
+import numbers
+
+import numpy as np
+
+
+def as_float_array(name, value):
+    """``value`` as a float64 ndarray, or TypeError naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+    return arr
+
+
+def check_nonnegative(name, value, *, strictly_positive=False):
+    """A finite float64 array with every entry >= 0 (> 0 if ``strictly_positive``)."""
+    arr = as_float_array(name, value)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} has a non-finite value ({arr[bad].flat[0]}) at index "
+                         f"{tuple(int(i) for i in np.argwhere(bad)[0])}")
+    bad = arr <= 0 if strictly_positive else arr < 0
+    if bad.any():
+        sign = "positive" if strictly_positive else "non-negative"
+        raise ValueError(f"{name} must be {sign}; found {arr[bad].flat[0]} at index "
+                         f"{tuple(int(i) for i in np.argwhere(bad)[0])}")
+    return arr
+
+
+def check_positive_scalar(name, value):
+    """A finite float > 0, or ValueError/TypeError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return float(value)

@@ -1,39 +1,41 @@
-"""SCIR transition kernel: exact Cox-Ingersoll-Ross steps, drawn as a Poisson mixture of gammas.
+"""SCIR transition kernel: exact Cox-Ingersoll-Ross steps of every coordinate.
 
-For each coordinate, with ``c = 1 - exp(-h)``::
+The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(-h)`` and
+``lam = theta exp(-h) / c`` (DESIGN.md). It is drawn exactly in one of two equivalent forms:
 
-    N      ~ Poisson(theta * exp(-h) / c)
-    theta' ~ Gamma(shape + N, scale=c)
+* shape a >= 1: ``c * (Gamma(a - 1/2) + (Z + sqrt(2 lam))^2 / 2)``, Z ~ N(0, 1)
+  (ncx2(df) = chi2(df - 1) + (Z + sqrt(nonc))^2 for df > 1, as numpy does);
+* shape a < 1: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``, the gamma drawn in log space when
+  its shape is below 1, ``log G = log Gamma(s + 1) + log(U) / s``, so that it cannot underflow
+  before we decide what to do with it.
 
-which is the CIR transition ``c/2 * ncx2(2 shape, 2 theta exp(-h) / c)`` of DESIGN.md.
+Tiny values, per row (the last axis is the simplex):
 
-Small shapes: a Gamma(s) draw with s < 1 is taken in log space,
-``log G = log Gamma(s + 1) + log(U) / s``, so that it does not underflow before we decide
-what to do with it. Then, per row (the last axis is the simplex):
-
-* a row whose largest ``log theta'`` is below ``LOG_ROW_CEILING`` (1e-250) is shifted so that
-  its largest coordinate is 1e-250. This keeps the simplex value ``theta / sum(theta)``
-  exact and changes the law of the next step only with probability below
-  ``1e-250 * exp(-h) / c`` per coordinate (the CIR transition depends on theta only through
-  that Poisson rate);
+* a row of d >= 2 coordinates whose largest value is below ``ROW_CEILING`` (1e-250) is scaled,
+  in log space, so that its largest coordinate is 1e-250. This keeps the simplex value
+  ``theta / sum(theta)`` exact and changes the law of the next step only with probability below
+  ``1e-250 * exp(-h) / c`` per coordinate (the transition depends on theta only through lam).
+  Rows of one coordinate (plain Gamma variables, no simplex) are not scaled;
 * every coordinate is then floored at DBL_MIN (about 2.2e-308), the smallest normal double.
 
 So no output is NaN, inf, zero or subnormal, and no row is all-zero.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.float cimport DBL_MIN
-from libc.math cimport exp, expm1, log
+from libc.math cimport INFINITY, exp, expm1, log, sqrt
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
     random_poisson,
     random_standard_gamma,
+    random_standard_normal,
     random_standard_uniform,
 )
 
-LOG_ROW_CEILING_VALUE = log(1e-250)
+ROW_CEILING = 1e-250
 FLOOR_VALUE = DBL_MIN
 
-cdef double LOG_ROW_CEILING = LOG_ROW_CEILING_VALUE
+cdef double LOG_ROW_CEILING = log(ROW_CEILING)
+cdef double ROW_CEILING_C = ROW_CEILING
 cdef double LOG_FLOOR = log(DBL_MIN)
 
 
@@ -45,11 +47,26 @@ cdef bitgen_t* bitgen_pointer(object bit_generator) except NULL:
 
 
 cdef inline double _log_standard_gamma(bitgen_t* rng, double shape) noexcept nogil:
-    """log of a Gamma(shape, 1) draw, accurate for tiny shapes."""
+    """log of a Gamma(shape, 1) draw, accurate for tiny shapes (may be -inf)."""
     if shape >= 1.0:
         return log(random_standard_gamma(rng, shape))
-    # Gamma(s) = Gamma(s + 1) * U^(1/s); log(0) = -inf is floored by the caller.
     return log(random_standard_gamma(rng, shape + 1.0)) + log(random_standard_uniform(rng)) / shape
+
+
+cdef inline void _finish_row(double[::1] row, double log_top) noexcept nogil:
+    """Finish a row holding values >= DBL_MIN and, as negatives, logs below LOG_FLOOR.
+
+    ``log_top`` is the log of the row's largest value. Scales the row so that its largest value
+    is ROW_CEILING when it lies below that (d >= 2 only), then floors at DBL_MIN.
+    """
+    cdef Py_ssize_t j, d = row.shape[0]
+    cdef double v, shift = 0.0
+    if d > 1 and log_top < LOG_ROW_CEILING:
+        shift = LOG_ROW_CEILING - log_top
+    for j in range(d):
+        if row[j] < 0 or shift != 0.0:
+            v = (log(row[j]) if row[j] > 0 else row[j]) + shift
+            row[j] = exp(v) if v > LOG_FLOOR else DBL_MIN
 
 
 def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
@@ -64,17 +81,26 @@ def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
     cdef double c = -expm1(-h)                 # 1 - e^-h, accurate for small h
     cdef double rate = exp(-h) / c
     cdef double log_c = log(c)
-    cdef double row_max, shift, v
+    cdef double a, v, z, top, log_top_tiny
     with bit_generator.lock, nogil:
         for i in range(n_rows):
-            row_max = -1e308
+            top = 0.0                           # largest value stored as is
+            log_top_tiny = -INFINITY            # largest log stored as a negative
             for j in range(d):
-                v = log_c + _log_standard_gamma(
-                    rng, shape[i, j] + <double> random_poisson(rng, theta[i, j] * rate))
+                a = shape[i, j]
+                if a >= 1.0:
+                    z = random_standard_normal(rng) + sqrt(2.0 * theta[i, j] * rate)
+                    v = c * (random_standard_gamma(rng, a - 0.5) + 0.5 * z * z)
+                else:
+                    v = log_c + _log_standard_gamma(
+                        rng, a + <double> random_poisson(rng, theta[i, j] * rate))
+                    if v <= LOG_FLOOR:
+                        v = max(v, -1e308)      # log(U) = -inf has probability 2^-53
+                        out[i, j] = v
+                        log_top_tiny = max(log_top_tiny, v)
+                        continue
+                    v = exp(v)
                 out[i, j] = v
-                if v > row_max:
-                    row_max = v
-            shift = LOG_ROW_CEILING - row_max if row_max < LOG_ROW_CEILING else 0.0
-            for j in range(d):
-                v = out[i, j] + shift
-                out[i, j] = exp(v) if v > LOG_FLOOR else DBL_MIN
+                top = max(top, v)
+            if top < ROW_CEILING_C or log_top_tiny > -INFINITY:
+                _finish_row(out[i], log(top) if top > 0 else log_top_tiny)

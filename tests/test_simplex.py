@@ -1,0 +1,229 @@
+"""Statistical tests of the SCIR and SGRLD simplex samplers against exact answers.
+
+Monte Carlo tolerances: a mean (or variance) estimated from M independent draws is compared with
+its exact value at Z = 5 standard errors (two-sided false-failure rate 6e-7 per assertion); the
+standard error of a sample variance is sqrt((m4 - s^4) / M) with the sample fourth central moment
+m4. Distribution tests (KS, chi-square) pass when p > 1e-4. All seeds are fixed.
+"""
+import numpy as np
+import pytest
+from scipy import stats
+
+from simplexsg import SCIR, SGRLD
+from simplexsg import running_experiment as rx
+from simplexsg.schedules import Constant, Polynomial
+from simplexsg.simplex import FLOOR, scir_transition, to_simplex
+
+Z = 5.0
+
+
+def assert_mean_var(x, mean, var):
+    """Sample mean and variance of iid draws ``x`` agree with exact values within Z sigma."""
+    m = x.size
+    centred = x - x.mean()
+    s2 = centred.var()
+    m4 = np.mean(centred ** 4)
+    assert abs(x.mean() - mean) <= Z * np.sqrt(var / m), (x.mean(), mean)
+    assert abs(s2 - var) <= Z * np.sqrt((m4 - s2 ** 2) / m), (s2, var)
+
+
+def cir_moments(theta0, a, t):
+    """Exact mean and variance of the CIR process (Gamma(a, 1) stationary) after time t."""
+    e = np.exp(-t)
+    return theta0 * e + a * (1 - e), a * (1 - e) ** 2 + 2 * theta0 * e * (1 - e)
+
+
+def one_step_cdf(x, theta, a, h):
+    """Exact CDF of one CIR step: Poisson(theta e^-h / c) mixture of Gamma(a + N, scale c)."""
+    c = -np.expm1(-h)
+    lam = theta * np.exp(-h) / c
+    n = np.arange(int(lam + 12 * np.sqrt(lam) + 30))
+    weights = stats.poisson.pmf(n, lam)
+    return weights @ stats.gamma.cdf(np.asarray(x)[None, :] / c, a + n[:, None])
+
+
+ONE_STEP_CASES = [  # (theta, a, h)
+    (1.0, 1.0, 0.1),
+    (0.5, 1e-3, 0.5),
+    (5.0, 1e-3, 1.0),
+    (1e-3, 10.0, 0.01),
+    (0.0, 1e-3, 0.1),
+    (200.0, 0.5, 0.05),
+]
+
+
+@pytest.mark.parametrize("theta, a, h", ONE_STEP_CASES)
+def test_scir_one_step_moments_are_exact(theta, a, h):
+    m = 400_000
+    x = scir_transition(np.full((m, 1), theta), np.full((m, 1), a), h, 20240 + int(1e3 * h)).ravel()
+    assert_mean_var(x, *cir_moments(theta, a, h))
+
+
+@pytest.mark.parametrize("theta, a, h", [(1.0, 1.0, 0.1), (0.5, 0.3, 0.5), (3.0, 2.0, 1.0)])
+def test_scir_one_step_law_is_the_cir_transition(theta, a, h):
+    x = scir_transition(np.full((20_000, 1), theta), np.full((20_000, 1), a), h, 7).ravel()
+    assert stats.kstest(x, lambda v: one_step_cdf(v, theta, a, h)).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("a", [0.1, 2.0, 50.0])
+def test_scir_with_exact_counts_is_stationary_for_gamma(a):
+    # 4000 independent chains (rows of one coordinate) run for time 300 * 0.05 = 15, so the start
+    # is forgotten up to exp(-15); their end points are iid draws of the chain's marginal.
+    sampler = SCIR(step_size=0.05)
+    rng = np.random.default_rng(11)
+    theta = np.full((4000, 1), 1.0)
+    for _ in range(300):
+        theta = sampler.step(theta, a, np.zeros_like(theta), random_state=rng)
+    assert stats.kstest(theta.ravel(), stats.gamma(a).cdf).pvalue > 1e-4
+    assert sampler.t == 300
+
+
+def test_scir_single_long_chain_marginal_is_gamma():
+    # One chain, thinned every 20 steps of h = 0.5 (lag autocorrelation exp(-10) = 5e-5).
+    a, sampler, rng = 1.5, SCIR(0.5), np.random.default_rng(3)
+    theta, draws = np.array([[a]]), []
+    for t in range(20 * 3000):
+        theta = sampler.step(theta, a - 0.5, np.array([[0.5]]), random_state=rng)
+        if t % 20 == 19:
+            draws.append(theta[0, 0])
+    assert stats.kstest(draws, stats.gamma(a).cdf).pvalue > 1e-4
+
+
+def test_scir_variance_with_noisy_counts_matches_corollary_3_2():
+    # a_hat = prior + (N/n) Binomial(n, p): unbiased for a = prior + N p, Var[a_hat] = (N/n)^2 n p (1-p).
+    prior, n_obs, n, p = 0.5, 1000, 10, 0.1
+    theta0, h, steps, m = 20.0, 0.05, 40, 200_000
+    a = prior + n_obs * p
+    var_a_hat = (n_obs / n) ** 2 * n * p * (1 - p)
+    rng = np.random.default_rng(5)
+    sampler = SCIR(step_size=h)
+    theta = np.full((m, 1), theta0)
+    for _ in range(steps):
+        counts = (n_obs / n) * rng.binomial(n, p, size=(m, 1)).astype(float)
+        theta = sampler.step(theta, prior, counts, random_state=rng)
+    mean, exact_var = cir_moments(theta0, a, steps * h)
+    e = np.exp(-h)
+    var = exact_var + (1 - np.exp(-2 * steps * h)) * (1 - e) / (1 + e) * var_a_hat
+    assert_mean_var(theta.ravel(), mean, var)
+    # The test has power: the noise-free CIR variance is rejected by a wide margin.
+    s = theta.ravel()
+    se = np.sqrt((np.mean((s - s.mean()) ** 4) - s.var() ** 2) / m)
+    assert abs(s.var() - exact_var) > 20 * se
+
+
+def test_scir_beats_tuned_sgrld_on_the_sparse_running_experiment():
+    # Paper Figure 2a at minibatch 10: each sampler's step size tuned over the authors' grid,
+    # 5 chains per step size; 1000 burn-in + 1000 kept. Measured: SCIR ~0.09, SGRLD ~0.37.
+    _, ks_scir, _ = rx.tuned_ks(SCIR, rx.SCIR_GRID, rx.SPARSE_COUNTS, random_state=0)
+    _, ks_sgrld, _ = rx.tuned_ks(SGRLD, rx.SGRLD_GRID, rx.SPARSE_COUNTS, random_state=0)
+    assert ks_scir < 0.5 * ks_sgrld, (ks_scir, ks_sgrld)
+
+
+def test_scir_and_sgrld_agree_on_the_dense_running_experiment():
+    # Paper Figure 2b: on a dense posterior the tuned samplers are close. Over seeds 0-5 the
+    # difference of their KS distances ranged over [-0.03, +0.02]; the tolerance is 0.05.
+    _, ks_scir, _ = rx.tuned_ks(SCIR, rx.SCIR_GRID, rx.DENSE_COUNTS, random_state=0)
+    _, ks_sgrld, _ = rx.tuned_ks(SGRLD, rx.SGRLD_GRID, rx.DENSE_COUNTS, random_state=0)
+    assert abs(ks_scir - ks_sgrld) < 0.05, (ks_scir, ks_sgrld)
+
+
+def test_rosenblatt_of_exact_dirichlet_draws_is_uniform():
+    alpha = 0.1 + rx.SPARSE_COUNTS
+    draws = np.random.default_rng(2).dirichlet(alpha, size=5000)
+    u = rx.rosenblatt(draws, alpha)
+    assert min(stats.kstest(u[:, j], "uniform").pvalue for j in range(u.shape[1])) > 1e-4 / 9
+
+
+def test_scir_survives_extreme_sparsity():
+    # 10^5 steps at prior 1e-4 with zero counts in most coordinates: every row stays finite,
+    # positive, normalisable, and its simplex value is a probability vector.
+    rng = np.random.default_rng(0)
+    sampler = SCIR(step_size=0.5)
+    theta = rng.gamma(1.0, size=(4, 50))
+    counts = np.zeros_like(theta)
+    counts[0, :3] = [500.0, 20.0, 1.0]
+    counts[1, 7] = 3.0
+    for _ in range(100_000):
+        theta = sampler.step(theta, 1e-4, counts, random_state=rng)
+        if not (np.isfinite(theta).all() and theta.min() >= FLOOR):
+            pytest.fail(f"bad state at t={sampler.t}: {theta}")
+    omega = to_simplex(theta)
+    assert np.allclose(omega.sum(axis=1), 1.0) and np.isfinite(omega).all()
+
+
+def test_tiny_shapes_keep_the_simplex_value_exact():
+    # All-zero counts and prior 1e-4 over 5 coordinates: most draws lie far below 1e-308, yet
+    # Dirichlet(1e-4 * 1) puts its mass on one coordinate; the largest simplex coordinate must
+    # be ~1 in nearly every row (exact probability that it is below 0.99 is tiny).
+    theta = scir_transition(np.full((20_000, 5), 1e-300), np.full((20_000, 5), 1e-4), 1.0, 4)
+    omega = to_simplex(theta)
+    assert np.isfinite(omega).all()
+    assert np.mean(omega.max(axis=1) > 0.99) > 0.99
+
+
+@pytest.mark.parametrize("sampler_cls", [SCIR, SGRLD])
+def test_same_random_state_same_output_bit_for_bit(sampler_cls):
+    def run(seed):
+        sampler, rng = sampler_cls(Polynomial(0.1, tau=10, kappa=0.5)), np.random.default_rng(seed)
+        theta = np.ones((3, 8))
+        for _ in range(50):
+            theta = sampler.step(theta, 0.1, rng.poisson(2.0, size=(3, 8)).astype(float),
+                                 random_state=rng)
+        return theta
+    np.testing.assert_array_equal(run(42), run(42))
+    assert not np.array_equal(run(42), run(43))
+
+
+def test_sgrld_expanded_mean_step_drift_and_noise():
+    # With theta fixed, one SGRLD step has mean theta + h drift and variance 2 h theta (before
+    # the mirror, which is negligible here since theta >> sqrt(2 h theta)).
+    theta = np.tile([4.0, 2.0, 1.0], (200_000, 1))
+    counts = np.tile([30.0, 5.0, 0.0], (200_000, 1))
+    prior, h = 0.5, 0.01
+    new = SGRLD(h).step(theta, prior, counts, random_state=9)
+    phi = theta[0] / theta[0].sum()
+    drift = prior - theta[0] + counts[0] - counts[0].sum() * phi
+    for j in range(3):
+        assert_mean_var(new[:, j], theta[0, j] + h * drift[j], 2 * h * theta[0, j])
+
+
+def test_schedules():
+    assert Constant(0.3)(100) == 0.3
+    s = Polynomial(0.5, tau=10, kappa=0.33)
+    assert s(0) == 0.5 and np.isclose(s(100), 0.5 * 11 ** -0.33)
+    with pytest.raises(ValueError, match="kappa"):
+        Polynomial(0.5, tau=10, kappa=2)
+    with pytest.raises(ValueError, match="h"):
+        Constant(-1.0)
+
+
+@pytest.mark.parametrize("sampler_cls", [SCIR, SGRLD])
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(theta=-np.ones((2, 3))), "theta"),
+    (dict(theta=np.full((2, 3), np.nan)), "theta"),
+    (dict(prior=-0.1), "prior"),
+    (dict(prior=0.0), "prior"),
+    (dict(prior=np.ones(4)), "prior"),
+    (dict(counts=np.full((2, 3), np.inf)), "counts"),
+    (dict(counts=-np.ones((2, 3))), "counts"),
+    (dict(counts=np.ones((3, 2))), "counts"),
+    (dict(theta="abc"), "theta"),
+])
+def test_bad_input_names_the_argument_and_keeps_the_counter(sampler_cls, kwargs, message):
+    args = dict(theta=np.ones((2, 3)), prior=0.1, counts=np.ones((2, 3)))
+    args.update(kwargs)
+    sampler = sampler_cls(0.1)
+    with pytest.raises((ValueError, TypeError), match=message):
+        sampler.step(args["theta"], args["prior"], args["counts"], random_state=0)
+    assert sampler.t == 0
+
+
+@pytest.mark.parametrize("step_size", [0.0, -0.5, float("nan"), "big"])
+def test_bad_step_size_is_rejected(step_size):
+    with pytest.raises((ValueError, TypeError), match="step_size"):
+        SCIR(step_size).step(np.ones((2, 3)), 0.1, np.ones((2, 3)), random_state=0)
+
+
+def test_bad_random_state_is_rejected():
+    with pytest.raises(TypeError, match="random_state"):
+        SCIR(0.1).step(np.ones((2, 3)), 0.1, np.ones((2, 3)), random_state="seed")

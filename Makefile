@@ -16,7 +16,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BUILD_INPUTS) | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,demo]'
+	$(PY) -m pip install --quiet -e '.[test,demo,bench]'
 	touch $@
 
 # pytest exits 5 when it collects nothing; that is a failure here, never a pass.
@@ -25,10 +25,12 @@ test: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 demo: $(STAMP)
-	$(PY) examples/running_experiment.py --out out
+	$(PY) examples/lda_wikipedia.py --out out
 
 bench: $(STAMP)
 	$(PY) benchmarks/scir_throughput.py --out benchmarks/results
+	$(PY) benchmarks/gibbs_throughput.py --out benchmarks/results/gibbs_throughput.json
+	$(PY) benchmarks/lda_peers.py --out benchmarks/results/lda_peers.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info simplexsg/_ext/*.c simplexsg/_ext/*.so

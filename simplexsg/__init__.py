@@ -1,6 +1,8 @@
 """simplexsg: stochastic-gradient MCMC on sparse probability simplexes."""
-from . import schedules, simplex
+from . import datasets, metrics, schedules, simplex
+from .lda import LDA, SCIRLDA, SGRLDLDA
 from .simplex import SCIR, SGRLD
 
 __version__ = "0.1.0.dev0"
-__all__ = ["SCIR", "SGRLD", "schedules", "simplex", "__version__"]
+__all__ = ["LDA", "SCIRLDA", "SGRLDLDA", "SCIR", "SGRLD", "datasets", "metrics", "schedules",
+           "simplex", "__version__"]

@@ -1,0 +1,126 @@
+"""Corpus inputs: count matrices and gensim bag-of-words corpora, in memory or streamed.
+
+A corpus is documents x vocabulary non-negative integer counts, given as
+
+* a scipy.sparse matrix/array or a dense array-like (kept in memory as CSR, int64), or
+* a gensim-style bag-of-words corpus: a re-iterable of documents, each a list of
+  ``(word_id, count)`` pairs. A list or tuple is converted to CSR; any other iterable is
+  streamed in minibatches and never held in full (``BowStream``).
+"""
+from itertools import islice
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+
+def _bad_entry(message, row, column, value):
+    return ValueError(f"{message}; found {value!r} at document {row}, word {column}")
+
+
+def check_counts(X):
+    """X as CSR int64 after checking it is a 2-d array of finite non-negative integer counts.
+
+    Generic array checks (dimensions, dtype, NaN/inf) are scikit-learn's ``check_array``, with its
+    messages; negative and non-integer counts raise a ValueError naming document and word.
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError("X must be a count matrix or a bag-of-words corpus, got a string")
+    X = sp.csr_array(check_array(X, accept_sparse="csr", dtype="numeric"))
+    data = X.data
+    negative = data < 0
+    if negative.any():
+        j = int(np.flatnonzero(negative)[0])
+        raise _bad_entry("Negative values in data passed to X: counts must be non-negative",
+                         int(np.searchsorted(X.indptr, j, side="right") - 1), int(X.indices[j]),
+                         data[j].item())
+    fractional = data != np.round(data)
+    if fractional.any():
+        j = int(np.flatnonzero(fractional)[0])
+        raise _bad_entry("X must hold integer counts", int(np.searchsorted(X.indptr, j, side="right") - 1),
+                         int(X.indices[j]), data[j].item())
+    X = X.astype(np.int64)
+    X.sum_duplicates()
+    return X
+
+
+def bow_to_csr(documents, n_features=None):
+    """A list of bag-of-words documents as a CSR int64 matrix (n_docs, n_features).
+
+    ``n_features`` defaults to the largest word id + 1.
+    """
+    indptr, indices, data = [0], [], []
+    for d, doc in enumerate(documents):
+        try:
+            pairs = [(int(w), c) for w, c in doc]
+        except (TypeError, ValueError):
+            raise TypeError(f"document {d} is not a list of (word_id, count) pairs") from None
+        for w, c in pairs:
+            if w < 0 or (n_features is not None and w >= n_features):
+                raise _bad_entry(f"word ids must lie in [0, {n_features})", d, w, w)
+        indices.extend(w for w, _ in pairs)
+        data.extend(c for _, c in pairs)
+        indptr.append(len(indices))
+    if n_features is None:
+        n_features = max(indices, default=-1) + 1
+    data = np.asarray(data, dtype=np.float64) if data else np.zeros(0)
+    X = sp.csr_array((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
+                     shape=(len(indptr) - 1, n_features))
+    return check_counts(X)
+
+
+class BowStream:
+    """A re-iterable bag-of-words corpus read in minibatches without being materialised.
+
+    ``n_features`` (vocabulary size) must be known up front: pass it or a gensim ``id2word``.
+    ``n_documents`` is ``len(corpus)`` when the corpus has one, else counted on the first pass.
+    """
+
+    def __init__(self, corpus, n_features):
+        if iter(corpus) is corpus:
+            raise TypeError("a one-shot iterator (e.g. a generator) cannot be read once per pass; "
+                            "pass a re-iterable corpus (a list, a gensim corpus object)")
+        self.corpus = corpus
+        self.n_features = n_features
+        self.n_documents = len(corpus) if hasattr(corpus, "__len__") else None
+
+    def minibatches(self, batch_size):
+        """Yield (first document index, CSR minibatch) in corpus order."""
+        start, iterator = 0, iter(self.corpus)
+        while batch := list(islice(iterator, batch_size)):
+            yield start, bow_to_csr(batch, self.n_features)
+            start += len(batch)
+        if self.n_documents is None:
+            self.n_documents = start
+        elif start != self.n_documents:
+            raise ValueError(f"the corpus yielded {start} documents on this pass, "
+                             f"{self.n_documents} before: it must be re-iterable and unchanged")
+
+
+def is_bow_corpus(X):
+    """True if X looks like a bag-of-words corpus rather than a count matrix."""
+    if sp.issparse(X) or isinstance(X, (np.ndarray, str, bytes)) or hasattr(X, "__array__"):
+        return False
+    if isinstance(X, (list, tuple)):
+        for doc in X:
+            if len(doc):
+                first = doc[0]
+                return isinstance(first, tuple) or (
+                    isinstance(first, list) and len(first) == 2 and not isinstance(first[0], list))
+        return False  # empty documents only: treat as a matrix (and fail there)
+    return hasattr(X, "__iter__")
+
+
+def as_corpus(X, n_features=None):
+    """A CSR int64 count matrix, or a ``BowStream`` for a streamed bag-of-words corpus."""
+    if is_bow_corpus(X):
+        if isinstance(X, (list, tuple)):
+            return bow_to_csr(X, n_features)
+        if n_features is None:
+            raise ValueError("a streamed bag-of-words corpus needs the vocabulary size: pass "
+                             "id2word (a gensim Dictionary or a mapping id -> word)")
+        return BowStream(X, n_features)
+    X = check_counts(X)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} columns, the vocabulary has {n_features} words")
+    return X

@@ -1,0 +1,222 @@
+"""Python side of the LDA local Gibbs step: data conversion, stream derivation, validation.
+
+The sweeps themselves run in ``simplexsg._ext._lda_gibbs.gibbs_sweeps`` (Cython, nogil, OpenMP
+over documents). With the topics ``phi`` fixed and each document's topic proportions integrated
+out, a token of word w in document d is resampled from::
+
+    p(z = k | rest) ∝ (alpha_k + n_dk^{-i}) * phi[k, w]
+
+and the counts n_dk, n_kw averaged over the kept sweeps estimate their expectations under
+p(z | words, phi, alpha). A stochastic-gradient step then uses
+``a_hat = beta + (D / batch_size) * mean n_kw`` (DESIGN.md, LDA local step).
+"""
+import numbers
+import os
+from typing import NamedTuple, Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._random import document_bit_generators
+from ._validation import check_nonnegative
+from ._ext._lda_gibbs import bitgen_addresses, gibbs_sweeps
+
+__all__ = ["TopicCounts", "csr_to_tokens", "fold_in", "gibbs_topic_counts"]
+
+
+class TopicCounts(NamedTuple):
+    """Averaged counts from ``gibbs_topic_counts``.
+
+    Attributes
+    ----------
+    doc_topic : float64 (n_docs, K)
+        Mean over the kept sweeps of n_dk; row d sums to the length of document d.
+    topic_word : float64 C-contiguous (K, n_words), or None
+        Mean over the kept sweeps of n_kw for the minibatch's distinct words only: column j is
+        the word ``word_ids[j]`` of the full vocabulary. None unless ``word_topic=True``.
+    word_ids : int64 (n_words,)
+        Sorted global ids of the words that occur in the minibatch (count > 0).
+    """
+    doc_topic: np.ndarray
+    topic_word: Optional[np.ndarray]
+    word_ids: np.ndarray
+
+
+def _as_csr(X):
+    """X as a 2-d scipy CSR array (no copy when it already is one)."""
+    if sp.issparse(X):
+        return X.tocsr()
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional (documents x vocabulary), got shape {X.shape}")
+    return sp.csr_array(X)
+
+
+def csr_to_tokens(X):
+    """Flatten a documents x vocabulary count matrix into token arrays.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix/array or dense array, (n_docs, W)
+        Non-negative integer counts; empty rows are allowed. Explicit zeros and duplicate entries
+        are fine (duplicates add up).
+
+    Returns
+    -------
+    doc_ptr : int64 (n_docs + 1,)
+        Document d's tokens are ``word_ids[doc_ptr[d]:doc_ptr[d + 1]]``.
+    word_ids : int32 (n_tokens,)
+        Local word id of each token: an index into ``vocab``.
+    vocab : int64 (W_b,)
+        Sorted global ids of the distinct words with a positive count.
+    """
+    X = _as_csr(X)
+    data, indices, indptr = X.data, X.indices, X.indptr
+    if data.dtype.kind == "f":
+        bad = ~np.isfinite(data) | (data < 0) | (data != np.floor(data))
+    elif data.dtype.kind in "iub":
+        bad = data < 0
+    else:
+        raise ValueError(f"X must hold numeric counts, got dtype {data.dtype}")
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        row = int(np.searchsorted(indptr, j, side="right") - 1)
+        raise ValueError(f"X must hold non-negative integer counts; found {data[j]} at row {row}, "
+                         f"column {int(indices[j])}")
+    counts = data.astype(np.int64)
+    present = np.bincount(indices[counts > 0], minlength=X.shape[1]) > 0
+    vocab = np.flatnonzero(present)
+    local = (np.cumsum(present) - 1).astype(np.int32)[indices]
+    word_ids = np.repeat(local, counts)
+    cum = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=cum[1:])
+    doc_ptr = cum[indptr]
+    return doc_ptr, word_ids, vocab
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _n_threads(n_jobs):
+    """joblib's convention: None -> 1, -1 -> all CPUs, -2 -> all but one, ...; 0 is an error."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int or None, got {n_jobs!r}")
+    return int(n_jobs) if n_jobs > 0 else max((os.cpu_count() or 1) + 1 + int(n_jobs), 1)
+
+
+def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_offset=0,
+                       n_jobs=1, word_topic=True):
+    """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
+
+    Per document: a sequential start (sweep 0), then ``n_sweeps`` sweeps of
+    ``p(z = k | rest) ∝ (alpha_k + n_dk^{-i}) * topics[k, w]``, the first ``burn_in`` discarded,
+    n_dk and n_kw averaged over the other ``n_sweeps - burn_in``.
+
+    Document ``i`` (row i of X) draws from the stream of global document ``doc_offset + i`` at
+    ``iteration`` (``simplexsg._random.document_bit_generators``), so the result is a function of
+    (seed, iteration, doc_offset, data) only: bit-identical for any ``n_jobs``.
+
+    Parameters
+    ----------
+    X : scipy.sparse or dense (n_docs, W)
+        Non-negative integer counts; empty rows give zero rows.
+    topics : (K, W)
+        Topic-word probabilities phi, rows summing to 1. Every word occurring in X needs a
+        positive probability under at least one topic.
+    alpha : float or (K,)
+        Dirichlet prior of the documents' topic proportions, > 0.
+    n_sweeps, burn_in : int
+        Sweeps after the start, and how many of them to discard (``n_sweeps > burn_in >= 0``).
+    seed : int or numpy.random.SeedSequence
+        Entropy of the streams (e.g. the estimator's SeedSequence).
+    iteration : int >= 0
+        Outer iteration (e.g. the SG-MCMC step); a new iteration gives new streams.
+    doc_offset : int >= 0
+        Global index of the first row of X.
+    n_jobs : int or None
+        Threads over documents (None: 1; -1: all CPUs, as in joblib). No effect on the result.
+    word_topic : bool
+        Also return the averaged n_kw (set False for fold-in / transform).
+
+    Returns
+    -------
+    TopicCounts(doc_topic (n_docs, K), topic_word (K, n_words) or None, word_ids (n_words,))
+        ``topic_word`` covers only the minibatch's words ``word_ids``, so a caller building
+        ``a_hat = beta + (D / n_docs) * mean n_kw`` over the full vocabulary does
+        ``a_hat = np.full((K, W), beta); a_hat[:, word_ids] += (D / n_docs) * topic_word``
+        (``word_ids`` has no repeats), without a dense K x W array of zeros per minibatch.
+    """
+    n_sweeps = _check_int("n_sweeps", n_sweeps, 1)
+    burn_in = _check_int("burn_in", burn_in, 0)
+    if burn_in >= n_sweeps:
+        raise ValueError(f"burn_in must be < n_sweeps; got burn_in={burn_in}, n_sweeps={n_sweeps}")
+    iteration = _check_int("iteration", iteration, 0)
+    doc_offset = _check_int("doc_offset", doc_offset, 0)
+    n_jobs = _n_threads(n_jobs)
+
+    topics = check_nonnegative("topics", topics)
+    if topics.ndim != 2 or topics.shape[0] < 1:
+        raise ValueError(f"topics must have shape (K, W) with K >= 1, got {topics.shape}")
+    n_topics = topics.shape[0]
+    row_sums = topics.sum(axis=1)
+    if not np.allclose(row_sums, 1.0, rtol=0, atol=1e-6):
+        k = int(np.argmax(np.abs(row_sums - 1.0)))
+        raise ValueError(f"topics rows must sum to 1; row {k} sums to {row_sums[k]}")
+    alpha = check_nonnegative("alpha", alpha, strictly_positive=True)
+    if alpha.ndim == 0:
+        alpha = np.full(n_topics, float(alpha))
+    if alpha.shape != (n_topics,):
+        raise ValueError(f"alpha must be a scalar or have shape ({n_topics},), got {alpha.shape}")
+
+    X = _as_csr(X)
+    if X.shape[1] != topics.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns but topics has {topics.shape[1]} words")
+    doc_ptr, word_ids, vocab = csr_to_tokens(X)
+    n_docs = len(doc_ptr) - 1
+
+    # Each word's column, divided by its largest entry: the factor cancels in the conditional and
+    # keeps (alpha_k + n_dk) * phi from underflowing for words every topic gives a tiny mass.
+    phi_local = np.ascontiguousarray(topics[:, vocab].T)
+    scale = phi_local.max(axis=1, initial=0.0)
+    if (scale <= 0).any():
+        w = int(vocab[np.flatnonzero(scale <= 0)[0]])
+        raise ValueError(f"topics gives word {w} (a column of X with counts) probability 0 "
+                         "under every topic")
+    phi_local /= scale[:, None]
+
+    generators = document_bit_generators(seed, iteration, range(doc_offset, doc_offset + n_docs))
+    n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
+    n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64) if word_topic else None
+    gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, bitgen_addresses(generators),
+                 n_sweeps, burn_in, n_dk_sum, n_wk_sum, n_jobs)
+    del generators          # alive until the kernel returned
+
+    n_kept = n_sweeps - burn_in
+    doc_topic = n_dk_sum / n_kept
+    topic_word = None
+    if word_topic:
+        topic_word = np.empty((n_topics, len(vocab)))
+        np.divide(n_wk_sum.T, n_kept, out=topic_word)
+    return TopicCounts(doc_topic, topic_word, vocab)
+
+
+def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, doc_offset=0, n_jobs=1):
+    """Documents' topic proportions given fixed topics, by the Gibbs kernel (transform).
+
+    Runs ``gibbs_topic_counts(X, topics, alpha, ..., word_topic=False)`` and returns the
+    posterior mean of each document's proportions given the averaged counts,
+    ``(alpha_k + mean n_dk) / (n_d + sum(alpha))``: float64 (n_docs, K), rows summing to 1;
+    an empty document gets the prior mean ``alpha / sum(alpha)``. The argument order is that
+    of the ``fold_in`` callbacks of ``simplexsg.metrics`` (topics, alpha, X).
+    """
+    counts = gibbs_topic_counts(X, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in, seed=seed,
+                                iteration=iteration, doc_offset=doc_offset, n_jobs=n_jobs,
+                                word_topic=False)
+    weights = counts.doc_topic + np.broadcast_to(np.asarray(alpha, dtype=np.float64),
+                                                 counts.doc_topic.shape[1:])
+    return weights / weights.sum(axis=1, keepdims=True)

@@ -1,0 +1,406 @@
+"""Latent Dirichlet allocation by stochastic-gradient MCMC on the topics (SCIR or SGRLD).
+
+Each step takes a minibatch of documents, runs the local Gibbs kernel on their topic assignments
+with the topics fixed (``simplexsg.gibbs``), and moves every topic row with the simplex sampler
+(``simplexsg.simplex``) using the estimated full-data counts ``(D / batch) * mean n_kw``.
+"""
+import functools
+import inspect
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import metrics
+from ._validation import check_positive_scalar
+from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
+from .gibbs import fold_in, gibbs_topic_counts
+from .schedules import Polynomial
+from .simplex import SCIR, SGRLD, to_simplex
+
+#: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
+#: SCIR: the paper's tuned values (notes section 3.5). SGRLD: Patterson & Teh's.
+SAMPLER_DEFAULTS = {
+    "scir": dict(cls=SCIR, step_size=0.5, step_offset=10.0, step_decay=0.33),
+    "sgrld": dict(cls=SGRLD, step_size=0.01, step_offset=1000.0, step_decay=0.6),
+}
+
+# Namespaces of the random streams derived from the estimator's SeedSequence.
+_GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL = range(5)
+
+
+def _seed_sequence(random_state):
+    """A SeedSequence for ``random_state`` (None: fresh entropy; Generator: drawn from it)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return np.random.SeedSequence(random_state)
+    raise TypeError("random_state must be None, an int, a numpy SeedSequence or Generator, "
+                    f"got {type(random_state).__name__}")
+
+
+def _substream(seed, *key):
+    """A SeedSequence of ``seed``'s entropy with ``key`` appended to its spawn key."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + key)
+
+
+def _restore_on_error(method):
+    """Run ``method``; if it raises, put every attribute of the estimator back as it was.
+
+    Shallow: the fitting code rebinds attributes and never mutates fitted arrays in place.
+    """
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except Exception:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+    return wrapper
+
+
+class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Latent Dirichlet allocation fitted by SCIR or SGRLD with a local Gibbs step.
+
+    Parameters
+    ----------
+    n_components : int, default 10
+        Number of topics K.
+    sampler : {"scir", "sgrld"}, default "scir"
+        Simplex sampler for the topics.
+    doc_topic_prior : float, default None (0.1)
+        Symmetric Dirichlet parameter alpha of the documents' topic proportions.
+    topic_word_prior : float, default None (0.1)
+        Symmetric Dirichlet parameter beta of the topics.
+    batch_size : int, default 50
+        Documents per minibatch (the last minibatch of a pass may be smaller).
+    step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
+        Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
+        h is the diffusion time of a step (``simplexsg.simplex`` docstring).
+    n_gibbs : int, default 50
+        Gibbs sweeps per document per step (and per document in ``transform``/``perplexity``).
+    gibbs_burn_in : int, default None (n_gibbs // 2)
+        Sweeps discarded before the counts are averaged.
+    max_iter : int, default 10
+        Passes over the training documents in ``fit``.
+    burn_in : int, default None
+        Steps after which the topic samples are averaged into ``components_``. None: half of the
+        steps of ``fit``; 0 for a model built by ``partial_fit`` alone.
+    total_samples : int, default None
+        Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
+        sees. Required by ``partial_fit``.
+    n_jobs : int, default 1
+        Threads of the Gibbs kernel. Results do not depend on it.
+    random_state : None, int, numpy SeedSequence or Generator
+        Every draw derives from it: same value and data, same result, bit for bit.
+    verbose : int, default 0
+        1: a progress bar (needs tqdm); 2: also a line per evaluation.
+    evaluate_every : int, default 0
+        Steps between held-out perplexity evaluations recorded in ``history_`` (0: never).
+
+    Attributes
+    ----------
+    components_ : (K, W) posterior-mean topic-word probabilities, rows sum to 1: the average
+        of the topic samples of steps ``burn_in_`` onwards (the last sample if there are none).
+    theta_ : (K, W) current state of the sampler (unnormalised topics).
+    n_iter_ : passes over the data done by ``fit``; n_batch_iter_ : steps taken.
+    n_documents_seen_ : documents passed through the local step.
+    history_ : list of dicts (step, documents, seconds, perplexity).
+    """
+
+    def __init__(self, n_components=10, *, sampler="scir", doc_topic_prior=None,
+                 topic_word_prior=None, batch_size=50, step_size=None, step_offset=None,
+                 step_decay=None, n_gibbs=50, gibbs_burn_in=None, max_iter=10, burn_in=None,
+                 total_samples=None, n_jobs=1, random_state=None, verbose=0, evaluate_every=0):
+        self.n_components = n_components
+        self.sampler = sampler
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.step_offset = step_offset
+        self.step_decay = step_decay
+        self.n_gibbs = n_gibbs
+        self.gibbs_burn_in = gibbs_burn_in
+        self.max_iter = max_iter
+        self.burn_in = burn_in
+        self.total_samples = total_samples
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.evaluate_every = evaluate_every
+
+    # ---------------------------------------------------------------- parameters
+    def _check_params(self):
+        """Validate the constructor parameters; return the resolved ones as a dict."""
+        if self.sampler not in SAMPLER_DEFAULTS:
+            raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, got {self.sampler!r}")
+        defaults = SAMPLER_DEFAULTS[self.sampler]
+
+        def positive_int(name, value, minimum=1):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+                raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+            return int(value)
+
+        def resolved(name, value, default):
+            return check_positive_scalar(name, default if value is None else value)
+
+        n_gibbs = positive_int("n_gibbs", self.n_gibbs)
+        gibbs_burn_in = n_gibbs // 2 if self.gibbs_burn_in is None else self.gibbs_burn_in
+        gibbs_burn_in = positive_int("gibbs_burn_in", gibbs_burn_in, 0)
+        if gibbs_burn_in >= n_gibbs:
+            raise ValueError(f"gibbs_burn_in ({gibbs_burn_in}) must be < n_gibbs ({n_gibbs})")
+        kappa = defaults["step_decay"] if self.step_decay is None else self.step_decay
+        if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 <= kappa <= 1:
+            raise ValueError(f"step_decay must lie in [0, 1], got {kappa!r}")
+        params = dict(
+            n_components=positive_int("n_components", self.n_components),
+            alpha=resolved("doc_topic_prior", self.doc_topic_prior, 0.1),
+            beta=resolved("topic_word_prior", self.topic_word_prior, 0.1),
+            batch_size=positive_int("batch_size", self.batch_size),
+            schedule=Polynomial(resolved("step_size", self.step_size, defaults["step_size"]),
+                                resolved("step_offset", self.step_offset, defaults["step_offset"]),
+                                float(kappa)),
+            n_gibbs=n_gibbs,
+            gibbs_burn_in=gibbs_burn_in,
+            max_iter=positive_int("max_iter", self.max_iter),
+            n_jobs=positive_int("n_jobs", self.n_jobs),
+            evaluate_every=positive_int("evaluate_every", self.evaluate_every, 0),
+        )
+        for name in ("burn_in", "total_samples"):
+            value = getattr(self, name)
+            params[name] = None if value is None else positive_int(name, value, 0 if name == "burn_in" else 1)
+        return params
+
+    # ---------------------------------------------------------------- fitting
+    @_restore_on_error
+    def fit(self, X, y=None, *, id2word=None, X_heldout=None):
+        """Fit the topics to X (counts, or a bag-of-words corpus, possibly streamed).
+
+        ``id2word`` (gensim Dictionary or mapping) names the words and fixes the vocabulary
+        size of a streamed corpus. ``X_heldout``: documents for the ``evaluate_every`` history
+        (default: the training documents themselves, scored by document completion).
+        """
+        params = self._check_params()
+        corpus = self._read(X, id2word, reset=True)
+        n_docs = corpus.n_documents if isinstance(corpus, BowStream) else corpus.shape[0]
+        D = params["total_samples"] or n_docs
+        if isinstance(corpus, BowStream) and D is None:
+            raise ValueError("a streamed corpus without len() needs total_samples")
+        self._init_state(params, corpus_features=self.n_features_in_,
+                         seed=_seed_sequence(self.random_state))
+        heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
+        if heldout is None and params["evaluate_every"] and not isinstance(corpus, BowStream):
+            heldout = corpus
+        total_steps = params["max_iter"] * -(-(n_docs or D) // params["batch_size"])
+        self.burn_in_ = total_steps // 2 if params["burn_in"] is None else params["burn_in"]
+        self.total_samples_ = D
+        progress = self._progress(total_steps)
+        start = time.perf_counter()
+        for epoch in range(params["max_iter"]):
+            for batch in self._minibatches(corpus, params["batch_size"], epoch):
+                self._step(batch, params)
+                self._maybe_evaluate(params, heldout, start)
+                if progress is not None:
+                    progress.update(1)
+            self.n_iter_ = epoch + 1
+        if progress is not None:
+            progress.close()
+        self._update_components()
+        return self
+
+    @_restore_on_error
+    def partial_fit(self, X, y=None, *, id2word=None):
+        """One step on the minibatch X (all its documents). Needs ``total_samples``.
+
+        A failed call (bad input or parameters) leaves the model as it was.
+        """
+        params = self._check_params()
+        if params["total_samples"] is None:
+            raise ValueError("partial_fit needs total_samples, the corpus size D used to scale "
+                             "minibatch counts by D / batch")
+        first = not hasattr(self, "theta_")
+        corpus = self._read(X, id2word, reset=first)
+        if isinstance(corpus, BowStream):
+            raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
+        if first:
+            self._init_state(params, corpus_features=self.n_features_in_,
+                             seed=_seed_sequence(self.random_state))
+            self.burn_in_ = params["burn_in"] or 0
+            self.total_samples_ = params["total_samples"]
+            self.n_iter_ = 0
+        self._step(corpus, params)
+        self._update_components()
+        return self
+
+    def _read(self, X, id2word, reset):
+        """Validated corpus (CSR int64 or BowStream); sets n_features_in_ when ``reset``.
+
+        Raises on bad counts, an all-empty corpus when ``reset``, or a vocabulary size that
+        differs from the fitted one.
+        """
+        if not reset:
+            check_is_fitted(self, "theta_")
+        n_features = len(id2word) if id2word is not None else (
+            None if reset else self.n_features_in_)
+        if is_bow_corpus(X):
+            corpus = as_corpus(X, n_features)
+            if reset:
+                self.n_features_in_ = (corpus.n_features if isinstance(corpus, BowStream)
+                                       else corpus.shape[1])
+        else:  # sklearn's checks and messages first (feature count), then the counts'
+            corpus = check_counts(validate_data(self, X, accept_sparse="csr", reset=reset))
+        if not isinstance(corpus, BowStream):
+            if reset and corpus.sum() == 0:
+                raise ValueError("X has no tokens: every document is empty")
+        if reset:
+            self.vocabulary_ = (None if id2word is None else
+                                np.array([id2word[i] for i in range(len(id2word))], dtype=object))
+        return corpus
+
+    def _init_state(self, params, corpus_features, seed):
+        K, W = params["n_components"], corpus_features
+        self.random_state_ = seed
+        self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
+        init = np.random.default_rng(_substream(seed, _INIT))
+        self.theta_ = init.gamma(1.0, size=(K, W))
+        self.n_batch_iter_ = 0
+        self.n_documents_seen_ = 0
+        self.n_iter_ = 0
+        self.history_ = []
+        self._topic_sum = np.zeros((K, W))
+        self._n_topic_samples = 0
+
+    def _minibatches(self, corpus, batch_size, epoch):
+        if isinstance(corpus, BowStream):
+            for _, batch in corpus.minibatches(batch_size):
+                yield batch
+            return
+        order = np.random.default_rng(_substream(self.random_state_, _ORDER, epoch)) \
+            .permutation(corpus.shape[0])
+        for start in range(0, len(order), batch_size):
+            yield corpus[np.sort(order[start:start + batch_size])]
+
+    def _step(self, X_batch, params):
+        """Local Gibbs step on X_batch, then one simplex-sampler step of every topic."""
+        K, W = self.theta_.shape
+        t = self.n_batch_iter_
+        counts = gibbs_topic_counts(
+            X_batch, to_simplex(self.theta_), self.doc_topic_prior_, n_sweeps=params["n_gibbs"],
+            burn_in=params["gibbs_burn_in"], seed=_substream(self.random_state_, _GIBBS),
+            iteration=t, n_jobs=params["n_jobs"])
+        estimate = np.zeros((K, W))
+        estimate[:, counts.word_ids] = (self.total_samples_ / X_batch.shape[0]) * counts.topic_word
+        sampler = SAMPLER_DEFAULTS[self.sampler]["cls"](params["schedule"])
+        sampler.t = t
+        self.theta_ = sampler.step(self.theta_, self.topic_word_prior_, estimate,
+                                   random_state=np.random.default_rng(
+                                       _substream(self.random_state_, _GLOBAL, t)))
+        if t >= self.burn_in_:
+            self._topic_sum = self._topic_sum + to_simplex(self.theta_)
+            self._n_topic_samples += 1
+        self.n_batch_iter_ = t + 1
+        self.n_documents_seen_ += X_batch.shape[0]
+
+    def _update_components(self):
+        self.components_ = (self._topic_sum / self._n_topic_samples if self._n_topic_samples
+                            else to_simplex(self.theta_))
+
+    def _maybe_evaluate(self, params, heldout, start):
+        every = params["evaluate_every"]
+        if not every or heldout is None or self.n_batch_iter_ % every:
+            return
+        self._update_components()
+        entry = dict(step=self.n_batch_iter_, documents=self.n_documents_seen_,
+                     seconds=time.perf_counter() - start, perplexity=self.perplexity(heldout))
+        self.history_.append(entry)
+        if self.verbose >= 2:
+            print(f"step {entry['step']}: {entry['documents']} documents, "
+                  f"{entry['seconds']:.1f} s, held-out perplexity {entry['perplexity']:.1f}")
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def _progress(self, total):
+        if not self.verbose:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            raise ImportError("verbose=1 shows a progress bar: pip install 'simplexsg[progress]'") from None
+        return tqdm(total=total, desc=f"{self.sampler.upper()}-LDA", unit="step")
+
+    # ---------------------------------------------------------------- inference
+    def transform(self, X):
+        """Documents' topic proportions (n_docs, K), rows summing to 1, by Gibbs fold-in with
+        ``components_``: (alpha + mean n_dk) / (n_d + K alpha). Empty documents get the prior."""
+        check_is_fitted(self, "components_")
+        X = self._read(X, None, reset=False)
+        if isinstance(X, BowStream):
+            raise TypeError("transform takes a matrix or a list of documents, not a stream")
+        params = self._check_params()
+        return fold_in(self.components_, self.doc_topic_prior_, X, n_sweeps=params["n_gibbs"],
+                       burn_in=params["gibbs_burn_in"],
+                       seed=_substream(self.random_state_, _EVAL), n_jobs=params["n_jobs"])
+
+    def perplexity(self, X):
+        """Held-out perplexity of X by document completion (``simplexsg.metrics``): each
+        document's tokens are split in halves by a seeded shuffle, the first half is folded in
+        by the Gibbs kernel, the second half scored. Lower is better."""
+        return float(np.exp(-self.score(X)))
+
+    def score(self, X, y=None):
+        """Mean held-out log-likelihood per token by document completion (= -log perplexity);
+        higher is better."""
+        check_is_fitted(self, "components_")
+        X = self._read(X, None, reset=False)
+        observed, heldout = metrics.completion_split(X, random_state=0)
+        params = self._check_params()
+
+        def gibbs(topics, alpha, X_observed):
+            return fold_in(topics, alpha, X_observed, n_sweeps=params["n_gibbs"],
+                           burn_in=params["gibbs_burn_in"],
+                           seed=_substream(self.random_state_, _EVAL), n_jobs=params["n_jobs"])
+
+        result = metrics.document_completion_score(self.components_, self.doc_topic_prior_,
+                                                   observed, heldout, fold_in=gibbs)
+        return result.log_likelihood / result.n_tokens
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.input_tags.categorical = True  # integer counts: the checks then feed integer data
+        return tags
+
+
+def _fixed_sampler_class(name, sampler, doc):
+    """A subclass of LDA whose ``sampler`` defaults to ``sampler``.
+
+    Its ``__init__`` carries LDA's explicit signature (only that default changes), which is what
+    scikit-learn's get_params, clone and estimator checks read.
+    """
+    signature = inspect.signature(LDA.__init__)
+    signature = signature.replace(parameters=[
+        p.replace(default=sampler) if p.name == "sampler" else p
+        for p in signature.parameters.values()])
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        LDA.__init__(*bound.args, **bound.kwargs)
+
+    __init__.__signature__ = signature
+    return type(name, (LDA,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+
+
+SCIRLDA = _fixed_sampler_class(
+    "SCIRLDA", "scir", "``LDA(sampler='scir')``: topics sampled by the stochastic CIR process.")
+SGRLDLDA = _fixed_sampler_class(
+    "SGRLDLDA", "sgrld", "``LDA(sampler='sgrld')``: topics sampled by SGRLD (Patterson & Teh 2013).")

@@ -1,0 +1,362 @@
+"""Tests of the LDA local Gibbs step: the kernel (simplexsg._ext._lda_gibbs) and its glue
+(simplexsg.gibbs).
+
+Statistical tests use fixed seeds and tolerances from the Monte Carlo error: a mean is checked
+to within Z = 5 standard errors estimated across independent replicate documents (false failure
+about 6e-7 per coordinate for a normal mean, about 3e-6 for a t mean with 99 degrees of freedom),
+a distribution by a chi-square test with p > 1e-4. Each also checks that the same data reject a
+plausible wrong sampler, so the test has power.
+"""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+from scipy.special import gammaln
+
+from simplexsg._ext._lda_gibbs import bitgen_addresses, gibbs_sweeps
+from simplexsg._random import document_bit_generators
+from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts
+
+Z = 5.0          # tolerance in standard errors
+P_MIN = 1e-4     # chi-square acceptance threshold
+
+# The toy document: K = 3 topics, 4 tokens over 3 distinct words (word 1 twice), asymmetric alpha.
+ALPHA = np.array([0.2, 0.7, 1.5])
+WORDS = np.array([0, 1, 1, 2])
+# Topic rows over the document's 3 words and 2 vocabulary words that never occur.
+BASE_TOPICS = np.array([[0.5, 0.1, 0.1, 0.2, 0.1],
+                        [0.1, 0.4, 0.2, 0.1, 0.2],
+                        [0.1, 0.2, 0.5, 0.1, 0.1]])
+PHI = BASE_TOPICS[:, :3]
+K = len(ALPHA)
+STATES = np.array(list(itertools.product(range(K), repeat=len(WORDS))))   # all K^n assignments
+ONE_HOT = STATES[:, :, None] == np.arange(K)                               # (K^n, n, K)
+N_DK = ONE_HOT.sum(axis=1)                                                  # (K^n, K)
+
+
+def enumerated_law(phi, alpha):
+    """p(z) ∝ prod_i phi[z_i, w_i] * prod_k Gamma(alpha_k + n_dk), over every z in STATES."""
+    log_p = np.log(phi[STATES, WORDS]).sum(axis=1) + gammaln(alpha + N_DK).sum(axis=1)
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+def sweep_stationary_law(phi, alpha, remove_self):
+    """Stationary law of one systematic sweep, each token drawn ∝ (alpha + n_dk - [self]) * phi.
+
+    With ``remove_self=False`` this is the classic bug (the token's own count left in n_dk).
+    """
+    index = {tuple(s): i for i, s in enumerate(STATES)}
+    sweep = np.eye(len(STATES))
+    for i, w in enumerate(WORDS):
+        step = np.zeros_like(sweep)
+        for a, state in enumerate(STATES):
+            q = (alpha + N_DK[a] - remove_self * (np.arange(K) == state[i])) * phi[:, w]
+            for k in range(K):
+                target = state.copy()
+                target[i] = k
+                step[a, index[tuple(target)]] += q[k] / q.sum()
+        sweep = sweep @ step
+    p = np.full(len(STATES), 1.0 / len(STATES))
+    for _ in range(500):
+        p = p @ sweep
+    return p
+
+
+def moments(p):
+    """E[n_dk] (K,), E[n_wk] (3 words, K) and each token's topic marginal (n, K) under p."""
+    token_marginals = np.einsum("s,sik->ik", p, ONE_HOT)
+    e_nwk = np.array([token_marginals[WORDS == v].sum(axis=0) for v in range(3)])
+    return p @ N_DK, e_nwk, token_marginals
+
+
+EXACT = moments(enumerated_law(PHI, ALPHA))
+WRONG = moments(sweep_stationary_law(PHI, ALPHA, remove_self=False))
+
+
+def replicated_corpus(n_docs, n_groups):
+    """``n_docs`` copies of the toy document. Copy r uses its group's own copy of the 3 words
+    (group g = r % n_groups, columns 3g..3g+2), so the batch's n_wk gives one estimate per group;
+    each word's column is divided by n_groups (a factor common to all topics: the law is
+    unchanged) and the 2 unused words keep their mass, so the topic rows still sum to 1."""
+    topics = np.zeros((K, 3 * n_groups + 2))
+    for g in range(n_groups):
+        topics[:, 3 * g:3 * g + 3] = PHI / n_groups
+    topics[:, -2:] = BASE_TOPICS[:, 3:]
+    group = np.arange(n_docs) % n_groups
+    cols = (3 * group[:, None] + np.arange(3)).ravel()
+    X = sp.csr_array((np.tile([1, 2, 1], n_docs), (np.repeat(np.arange(n_docs), 3), cols)),
+                     shape=(n_docs, topics.shape[1]))
+    return X, topics
+
+
+@pytest.fixture(params=[0, 1, 2])
+def seed(request):
+    return 20240601 + request.param
+
+
+def test_enumeration_is_the_stationary_law_of_the_sweep():
+    """Checks the test's own exact answer: the enumerated law is invariant for the sweep."""
+    np.testing.assert_allclose(sweep_stationary_law(PHI, ALPHA, remove_self=True),
+                               enumerated_law(PHI, ALPHA), rtol=0, atol=1e-12)
+
+
+def test_mean_counts_match_enumeration(seed):
+    """Averaged n_dk and n_wk of 4000 independent copies vs the exact expectations.
+
+    Standard errors: n_dk from the 4000 copies, n_wk from 100 groups of 40 copies.
+    """
+    n_docs, n_groups = 4000, 100
+    X, topics = replicated_corpus(n_docs, n_groups)
+    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=40, burn_in=20, seed=seed, iteration=3)
+
+    mean_dk = res.doc_topic.mean(axis=0)
+    se_dk = res.doc_topic.std(axis=0, ddof=1) / np.sqrt(n_docs)
+    assert np.all(np.abs(mean_dk - EXACT[0]) <= Z * se_dk), (mean_dk, EXACT[0], se_dk)
+    assert np.any(np.abs(mean_dk - WRONG[0]) > Z * se_dk)
+
+    np.testing.assert_array_equal(res.word_ids, np.arange(3 * n_groups))
+    per_group = res.topic_word.reshape(K, n_groups, 3) / (n_docs / n_groups)   # per document
+    mean_wk = per_group.mean(axis=1).T                                          # (3 words, K)
+    se_wk = per_group.std(axis=1, ddof=1).T / np.sqrt(n_groups)
+    assert np.all(np.abs(mean_wk - EXACT[1]) <= Z * se_wk), (mean_wk, EXACT[1], se_wk)
+    assert np.any(np.abs(mean_wk - WRONG[1]) > Z * se_wk)
+
+
+def test_single_word_topic_distribution(seed):
+    """With one kept sweep each copy contributes one draw of word 0's topic (it occurs once):
+    the histogram over 4000 copies is chi-square tested against the exact marginal."""
+    n_docs = 4000
+    X, topics = replicated_corpus(n_docs, n_groups=10)
+    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=21, burn_in=20, seed=seed, iteration=0)
+    observed = res.topic_word.reshape(K, 10, 3)[:, :, 0].sum(axis=1)
+    assert observed.sum() == n_docs
+    assert stats.chisquare(observed, n_docs * EXACT[2][0]).pvalue > P_MIN
+    assert stats.chisquare(observed, n_docs * WRONG[2][0]).pvalue < P_MIN
+
+
+def random_corpus(rng, n_docs=60, n_words=40, n_empty=5):
+    """Counts with varied document lengths, a few empty documents and unused vocabulary."""
+    lengths = rng.integers(1, 120, size=n_docs)
+    lengths[rng.choice(n_docs, n_empty, replace=False)] = 0
+    dense = np.stack([rng.multinomial(n, rng.dirichlet(np.full(n_words, 0.3))) for n in lengths])
+    dense[:, :3] = 0
+    return sp.csr_array(dense)
+
+
+def test_invariants(seed):
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng)
+    topics = rng.dirichlet(np.full(X.shape[1], 0.5), size=6)
+    n_sweeps, burn_in = 12, 4
+    res = gibbs_topic_counts(X, topics, rng.uniform(0.05, 1.0, 6), n_sweeps=n_sweeps,
+                             burn_in=burn_in, seed=seed, iteration=1, n_jobs=2)
+    lengths = X.sum(axis=1)
+    word_counts = X.sum(axis=0)
+    np.testing.assert_array_equal(res.word_ids, np.flatnonzero(word_counts))
+    assert res.doc_topic.shape == (X.shape[0], 6)
+    assert res.topic_word.shape == (6, len(res.word_ids))
+    assert res.topic_word.flags.c_contiguous
+    # sums over kept sweeps are integers; their averages add up to the counts
+    for mean in (res.doc_topic, res.topic_word):
+        assert np.all(mean >= 0)
+        np.testing.assert_array_equal(mean * (n_sweeps - burn_in),
+                                      np.round(mean * (n_sweeps - burn_in)))
+    np.testing.assert_allclose(res.doc_topic.sum(axis=1), lengths, rtol=1e-12)
+    np.testing.assert_allclose(res.topic_word.sum(axis=0), word_counts[res.word_ids], rtol=1e-12)
+    np.testing.assert_allclose(res.topic_word.sum(axis=1), res.doc_topic.sum(axis=0), rtol=1e-12)
+    assert np.all(res.doc_topic[lengths == 0] == 0)
+    only_dk = gibbs_topic_counts(X, topics, 0.3, n_sweeps=3, burn_in=0, seed=seed, iteration=0,
+                                 word_topic=False)
+    assert only_dk.topic_word is None
+    np.testing.assert_allclose(only_dk.doc_topic.sum(axis=1), lengths, rtol=1e-12)
+
+
+def test_fold_in_is_the_posterior_mean_of_the_averaged_counts(seed):
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng, n_docs=20)
+    topics = rng.dirichlet(np.full(X.shape[1], 0.5), size=4)
+    alpha = np.array([0.1, 0.2, 0.3, 0.4])
+    theta = fold_in(topics, alpha, X, n_sweeps=6, burn_in=3, seed=seed)
+    counts = gibbs_topic_counts(X, topics, alpha, n_sweeps=6, burn_in=3, seed=seed, iteration=0,
+                                word_topic=False)
+    expected = (counts.doc_topic + alpha) / (X.sum(axis=1) + alpha.sum())[:, None]
+    np.testing.assert_allclose(theta, expected, rtol=1e-12)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-12)
+    empty = X.sum(axis=1) == 0
+    assert empty.any()
+    np.testing.assert_allclose(theta[empty], np.broadcast_to(alpha / alpha.sum(), (empty.sum(), 4)))
+
+
+def test_all_empty_and_no_documents():
+    topics = np.full((4, 7), 1 / 7)
+    for X in (sp.csr_array((3, 7), dtype=np.int64), sp.csr_array((0, 7), dtype=np.int64)):
+        res = gibbs_topic_counts(X, topics, 0.1, n_sweeps=2, burn_in=1, seed=0, iteration=0)
+        assert res.doc_topic.shape == (X.shape[0], 4) and not res.doc_topic.any()
+        assert res.topic_word.shape == (4, 0) and res.word_ids.shape == (0,)
+
+
+def test_reproducible_and_independent_of_n_jobs(seed):
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng, n_docs=80)
+    topics = rng.dirichlet(np.full(X.shape[1], 0.5), size=5)
+    kwargs = dict(n_sweeps=6, burn_in=2, seed=seed, iteration=7)
+    one = gibbs_topic_counts(X, topics, 0.2, n_jobs=1, **kwargs)
+    for n_jobs in (1, 2, -1, None):
+        other = gibbs_topic_counts(X, topics, 0.2, n_jobs=n_jobs, **kwargs)
+        np.testing.assert_array_equal(one.doc_topic, other.doc_topic)
+        np.testing.assert_array_equal(one.topic_word, other.topic_word)
+    # a document's draws depend on (seed, iteration, global document index) only
+    tail = gibbs_topic_counts(X[30:], topics, 0.2, n_jobs=2, doc_offset=30, **kwargs)
+    np.testing.assert_array_equal(one.doc_topic[30:], tail.doc_topic)
+    shifted = gibbs_topic_counts(X[30:], topics, 0.2, doc_offset=0, **kwargs)
+    assert not np.array_equal(one.doc_topic[30:], shifted.doc_topic)
+    for change in (dict(iteration=8), dict(seed=seed + 1),
+                   dict(seed=np.random.SeedSequence(seed, spawn_key=(1,)))):
+        other = gibbs_topic_counts(X, topics, 0.2, n_jobs=1, **{**kwargs, **change})
+        assert not np.array_equal(one.doc_topic, other.doc_topic)
+
+
+def reference_sweeps(doc_ptr, word_ids, phi_local, alpha, bit_generators, n_sweeps, burn_in):
+    """Pure-Python mirror of ``gibbs_sweeps``: same uniforms, same arithmetic, same order of
+    the list of topics in use (swap-remove), so the outputs must be identical."""
+    n_words, n_topics = phi_local.shape
+    alpha_cdf = np.empty_like(phi_local)
+    for w in range(n_words):
+        cum = 0.0
+        for k in range(n_topics):
+            cum = cum + float(alpha[k]) * float(phi_local[w, k])
+            alpha_cdf[w, k] = cum
+    n_dk_sum = np.zeros((len(doc_ptr) - 1, n_topics), dtype=np.int64)
+    n_wk_sum = np.zeros((n_words, n_topics), dtype=np.int64)
+    for d, bit_generator in enumerate(bit_generators):
+        rng = np.random.Generator(bit_generator)      # .random() is the bitgen's next_double
+        words = word_ids[doc_ptr[d]:doc_ptr[d + 1]]
+        n_dk = np.zeros(n_topics, dtype=np.int64)
+        used = []
+
+        def draw(w):
+            phi_w, cdf_w = phi_local[w], alpha_cdf[w]
+            count_total, used_cdf = 0.0, []
+            for k in used:
+                count_total += float(n_dk[k]) * float(phi_w[k])
+                used_cdf.append(count_total)
+            x = rng.random() * (count_total + cdf_w[-1])
+            if x < count_total:
+                return used[next(j for j, c in enumerate(used_cdf) if x < c)]
+            x = min(x - count_total, np.nextafter(cdf_w[-1], 0.0))
+            return int(np.searchsorted(cdf_w, x, side="right"))
+
+        def add(k):
+            if n_dk[k] == 0:
+                used.append(k)
+            n_dk[k] += 1
+
+        def remove(k):
+            n_dk[k] -= 1
+            if n_dk[k] == 0:
+                last = used.pop()
+                if last != k:
+                    used[used.index(k)] = last
+
+        z = []
+        for w in words:
+            z.append(draw(w))
+            add(z[-1])
+        for sweep in range(n_sweeps):
+            for i, w in enumerate(words):
+                remove(z[i])
+                z[i] = draw(w)
+                add(z[i])
+                if sweep >= burn_in:
+                    n_wk_sum[w, z[i]] += 1
+            if sweep >= burn_in:
+                n_dk_sum[d] += n_dk
+    return n_dk_sum, n_wk_sum
+
+
+def test_kernel_matches_python_reference(seed):
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng, n_docs=12, n_words=15, n_empty=2)
+    doc_ptr, word_ids, vocab = csr_to_tokens(X)
+    n_topics = 7
+    phi_local = rng.dirichlet(np.full(n_topics, 0.3), size=len(vocab))
+    phi_local[0, 3] = 0.0                     # a zero weight must never be drawn
+    alpha = rng.uniform(0.01, 2.0, n_topics)
+    n_dk_sum = np.empty((len(doc_ptr) - 1, n_topics), dtype=np.int64)
+    n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64)
+    gens = document_bit_generators(seed, 0, range(len(doc_ptr) - 1))
+    gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, bitgen_addresses(gens), 5, 2,
+                 n_dk_sum, n_wk_sum, 2)
+    ref_dk, ref_wk = reference_sweeps(doc_ptr, word_ids, phi_local, alpha,
+                                      document_bit_generators(seed, 0, range(len(doc_ptr) - 1)),
+                                      5, 2)
+    np.testing.assert_array_equal(n_dk_sum, ref_dk)
+    np.testing.assert_array_equal(n_wk_sum, ref_wk)
+    assert n_wk_sum[0, 3] == 0
+
+
+def test_csr_to_tokens():
+    # unsorted indices, a duplicate entry (adds up), an explicit zero, an empty row
+    X = sp.csr_array((np.array([2, 1, 0, 3, 1]), np.array([5, 2, 7, 2, 5]), np.array([0, 3, 3, 5])),
+                     shape=(3, 9))
+    doc_ptr, word_ids, vocab = csr_to_tokens(X)
+    np.testing.assert_array_equal(vocab, [2, 5])
+    np.testing.assert_array_equal(doc_ptr, [0, 3, 3, 7])
+    assert word_ids.dtype == np.int32 and doc_ptr.dtype == np.int64
+    for d in range(3):
+        got = np.bincount(vocab[word_ids[doc_ptr[d]:doc_ptr[d + 1]]], minlength=9)
+        np.testing.assert_array_equal(got, X.toarray()[d])
+    dense_ptr, dense_words, dense_vocab = csr_to_tokens(X.toarray())   # same tokens, sorted
+    np.testing.assert_array_equal(dense_ptr, doc_ptr)
+    np.testing.assert_array_equal(dense_vocab, vocab)
+    np.testing.assert_array_equal(dense_words, [0, 1, 1, 0, 0, 0, 1])
+
+
+GOOD = dict(n_sweeps=4, burn_in=1, seed=0, iteration=0)
+
+
+@pytest.mark.parametrize("change, name", [
+    (dict(n_sweeps=0), "n_sweeps"),
+    (dict(burn_in=-1), "burn_in"),
+    (dict(burn_in=4), "burn_in"),
+    (dict(iteration=-1), "iteration"),
+    (dict(doc_offset=-2), "doc_offset"),
+    (dict(n_jobs=0), "n_jobs"),
+    (dict(alpha=np.ones(2)), "alpha"),
+    (dict(alpha=0.0), "alpha"),
+    (dict(topics=np.full((3, 5), 0.2)), "topics"),          # wrong vocabulary size
+    (dict(topics=np.full((3, 6), 0.5)), "topics"),          # rows do not sum to 1
+    (dict(topics=np.full(6, 1 / 6)), "topics"),             # not 2-d
+    (dict(X=np.array([[1, -1, 0, 0, 0, 0]])), "X"),
+    (dict(X=np.array([[1.5, 0, 0, 0, 0, 0]])), "X"),
+    (dict(X=np.ones(6)), "X"),
+    (dict(X=np.array([[0, 0, 0, 0, 0, 2]])), "word 5"),       # probability 0 under every topic
+])
+def test_argument_errors(change, name):
+    topics = np.array([[0.2, 0.2, 0.2, 0.2, 0.2, 0.0]] * 3)
+    args = dict(X=np.array([[1, 2, 0, 0, 1, 0]]), topics=topics, alpha=0.5, **GOOD)
+    args.update(change)
+    with pytest.raises(ValueError, match=name):
+        gibbs_topic_counts(args.pop("X"), args.pop("topics"), args.pop("alpha"), **args)
+
+
+def test_kernel_argument_errors():
+    doc_ptr = np.array([0, 2], dtype=np.int64)
+    phi = np.full((2, 3), 1 / 3)
+    alpha = np.ones(3)
+    gens = document_bit_generators(0, 0, [0])
+    out = np.empty((1, 3), dtype=np.int64)
+    call = lambda words, **kw: gibbs_sweeps(  # noqa: E731
+        doc_ptr, np.asarray(words, dtype=np.int32), phi, alpha, bitgen_addresses(gens),
+        kw.get("n_sweeps", 2), kw.get("burn_in", 0), out, None, 1)
+    with pytest.raises(ValueError, match="word_ids"):
+        call([0, 2])
+    with pytest.raises(ValueError, match="doc_ptr"):
+        call([0, 1, 1])
+    with pytest.raises(ValueError, match="burn_in"):
+        call([0, 1], n_sweeps=2, burn_in=2)
+    with pytest.raises(TypeError, match="BitGenerator"):
+        bitgen_addresses([np.random.default_rng(0)])

@@ -1,4 +1,4 @@
-"""SCIR step throughput: the Cython kernel against numpy's ``noncentral_chisquare`` (what the
+"""SCIR step throughput: the Cython kernel (1 and 2 threads) against numpy's ``noncentral_chisquare`` (what the
 authors' code calls, elementwise over the array of shapes), in coordinates per second.
 
 Two workloads of K x W = 100 x 7702 coordinates (the paper's LDA topics):
@@ -13,6 +13,7 @@ import argparse
 import json
 import platform
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -55,21 +56,27 @@ def main():
     rng = np.random.default_rng(0)
     results = {"coordinates": K * W, "h": H, "repeats": args.repeats,
                "machine": platform.processor() or platform.machine(), "workloads": {}}
-    print(f"{'workload':>8} {'kernel Mcoord/s':>16} {'numpy Mcoord/s':>15} {'ratio':>6} "
-          f"{'kernel zeros':>12} {'numpy zeros':>12}")
+    print(f"{'workload':>8} {'kernel Mcoord/s':>16} {'2 threads':>10} {'numpy Mcoord/s':>15} "
+          f"{'ratio':>6} {'2 threads':>10} {'kernel zeros':>12} {'numpy zeros':>12}")
     for name, (theta, shape) in workloads(rng).items():
         t_kernel, out_kernel = median_seconds(scir_transition, theta, shape, rng, args.repeats)
+        t_two, _ = median_seconds(partial(scir_transition, n_jobs=2), theta, shape, rng,
+                                  args.repeats)
         t_numpy, out_numpy = median_seconds(numpy_step, theta, shape, rng, args.repeats)
         row = {
             "kernel_coordinates_per_s": K * W / t_kernel,
             "numpy_coordinates_per_s": K * W / t_numpy,
+            "kernel_2_threads_coordinates_per_s": K * W / t_two,
             "speedup": t_numpy / t_kernel,
+            "speedup_2_threads": t_numpy / t_two,
             "kernel_zero_fraction": float(np.mean(out_kernel == 0)),
             "numpy_zero_fraction": float(np.mean(out_numpy == 0)),
         }
         results["workloads"][name] = row
         print(f"{name:>8} {row['kernel_coordinates_per_s'] / 1e6:16.1f} "
+              f"{row['kernel_2_threads_coordinates_per_s'] / 1e6:10.1f} "
               f"{row['numpy_coordinates_per_s'] / 1e6:15.1f} {row['speedup']:6.2f} "
+              f"{row['speedup_2_threads']:10.2f} "
               f"{row['kernel_zero_fraction']:12.4f} {row['numpy_zero_fraction']:12.4f}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,8 @@ import scipy.sparse as sp
 
 from ._random import document_bit_generators
 from ._validation import check_nonnegative
-from ._ext._lda_gibbs import bitgen_addresses, gibbs_sweeps
+from ._ext._bitgen import bitgen_addresses
+from ._ext._lda_gibbs import gibbs_sweeps
 
 __all__ = ["TopicCounts", "csr_to_tokens", "fold_in", "gibbs_topic_counts"]
 

@@ -20,11 +20,20 @@ from .schedules import Polynomial
 from .simplex import SCIR, SGRLD, to_simplex
 
 #: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
-#: SCIR: the paper's tuned values (notes section 3.5). SGRLD: Patterson & Teh's.
+#: SCIR: the paper's tuned values (notes section 3.5). SGRLD: Patterson & Teh's offset and
+#: decay; their step 0.01 gives perplexity 4392 on the bundled corpus, 0.1 gives 3891 (best of
+#: 0.001, 0.01, 0.05, 0.1, 0.3 at alpha = beta = 0.1).
 SAMPLER_DEFAULTS = {
     "scir": dict(cls=SCIR, step_size=0.5, step_offset=10.0, step_decay=0.33),
-    "sgrld": dict(cls=SGRLD, step_size=0.01, step_offset=1000.0, step_decay=0.6),
+    "sgrld": dict(cls=SGRLD, step_size=0.1, step_offset=1000.0, step_decay=0.6),
 }
+
+#: ``fit`` with ``max_iter=None`` makes as many passes as give at least this many steps.
+MIN_STEPS = 200
+
+#: Gibbs sweeps (and how many are discarded) of the fold-in behind ``transform``, ``score``
+#: and ``perplexity``: more than a training step needs, since a test document has one chance.
+FOLD_IN_SWEEPS, FOLD_IN_BURN_IN = 100, 50
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
 _GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL = range(5)
@@ -82,18 +91,29 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex`` docstring).
-    n_gibbs : int, default 50
-        Gibbs sweeps per document per step (and per document in ``transform``/``perplexity``).
+    n_gibbs : int, default 10
+        Gibbs sweeps per document per training step (``transform`` and ``perplexity`` run
+        ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
     gibbs_burn_in : int, default None (n_gibbs // 2)
         Sweeps discarded before the counts are averaged.
-    max_iter : int, default 10
-        Passes over the training documents in ``fit``.
+    max_iter : int, default None
+        Passes over the training documents in ``fit``. None: enough passes for at least
+        ``MIN_STEPS`` (200) steps, since the chain's progress is counted in steps (50 passes of
+        200 documents at batch 50; one pass of 10,000 or more).
     burn_in : int, default None
         Steps after which the topic samples are averaged into ``components_``. None: half of the
         steps of ``fit``; 0 for a model built by ``partial_fit`` alone.
     total_samples : int, default None
         Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
         sees. Required by ``partial_fit``.
+    local_topics : {"mean", "sample"}, default "mean"
+        Topics the local Gibbs step conditions on. "sample": the current sample, the exact
+        SG-MCMC scheme of the paper. "mean": the normalised conditional mean of the last step,
+        ``E[theta_t | theta_{t-1}, counts]`` (SCIR: ``theta e^-h + (beta + counts)(1 - e^-h)``).
+        At small ``topic_word_prior`` the exact samples put most words near 1e-40 in most
+        topics, so the local step can never move a word to a new topic and the chain sticks; the
+        mean keeps every word reachable, like collapsed Gibbs' ``(n_kw + beta) / (n_k + W beta)``.
+        It is an approximation: the local step no longer conditions on a sample.
     n_jobs : int, default 1
         Threads of the Gibbs kernel. Results do not depend on it.
     random_state : None, int, numpy SeedSequence or Generator
@@ -105,18 +125,23 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    components_ : (K, W) posterior-mean topic-word probabilities, rows sum to 1: the average
-        of the topic samples of steps ``burn_in_`` onwards (the last sample if there are none).
+    components_ : (K, W) posterior-mean topic-word probabilities, rows sum to 1: the average,
+        over the steps from ``burn_in_`` on, of the topics the local step used (the samples, or
+        with ``local_topics="mean"`` their conditional means: a Rao-Blackwellised average). With
+        no such step yet, the current topics.
     theta_ : (K, W) current state of the sampler (unnormalised topics).
     n_iter_ : passes over the data done by ``fit``; n_batch_iter_ : steps taken.
     n_documents_seen_ : documents passed through the local step.
-    history_ : list of dicts (step, documents, seconds, perplexity).
+    history_ : list of dicts (step, documents, seconds, perplexity): every ``evaluate_every``
+        steps of ``fit``, the held-out perplexity of ``components_`` so far; seconds count
+        training only, not the evaluations.
     """
 
     def __init__(self, n_components=10, *, sampler="scir", doc_topic_prior=None,
                  topic_word_prior=None, batch_size=50, step_size=None, step_offset=None,
-                 step_decay=None, n_gibbs=50, gibbs_burn_in=None, max_iter=10, burn_in=None,
-                 total_samples=None, n_jobs=1, random_state=None, verbose=0, evaluate_every=0):
+                 step_decay=None, n_gibbs=10, gibbs_burn_in=None, max_iter=None, burn_in=None,
+                 total_samples=None, local_topics="mean", n_jobs=1, random_state=None,
+                 verbose=0, evaluate_every=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -130,6 +155,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.max_iter = max_iter
         self.burn_in = burn_in
         self.total_samples = total_samples
+        self.local_topics = local_topics
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -141,6 +167,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if self.sampler not in SAMPLER_DEFAULTS:
             raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, got {self.sampler!r}")
         defaults = SAMPLER_DEFAULTS[self.sampler]
+        if self.local_topics not in ("sample", "mean"):
+            raise ValueError(f"local_topics must be 'sample' or 'mean', got {self.local_topics!r}")
 
         def positive_int(name, value, minimum=1):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
@@ -168,11 +196,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                 float(kappa)),
             n_gibbs=n_gibbs,
             gibbs_burn_in=gibbs_burn_in,
-            max_iter=positive_int("max_iter", self.max_iter),
             n_jobs=positive_int("n_jobs", self.n_jobs),
             evaluate_every=positive_int("evaluate_every", self.evaluate_every, 0),
         )
-        for name in ("burn_in", "total_samples"):
+        for name in ("max_iter", "burn_in", "total_samples"):
             value = getattr(self, name)
             params[name] = None if value is None else positive_int(name, value, 0 if name == "burn_in" else 1)
         return params
@@ -197,15 +224,19 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
         if heldout is None and params["evaluate_every"] and not isinstance(corpus, BowStream):
             heldout = corpus
-        total_steps = params["max_iter"] * -(-(n_docs or D) // params["batch_size"])
+        steps_per_pass = -(-(n_docs or D) // params["batch_size"])
+        passes = params["max_iter"] or -(-MIN_STEPS // steps_per_pass)
+        total_steps = passes * steps_per_pass
         self.burn_in_ = total_steps // 2 if params["burn_in"] is None else params["burn_in"]
         self.total_samples_ = D
         progress = self._progress(total_steps)
-        start = time.perf_counter()
-        for epoch in range(params["max_iter"]):
+        training_seconds = 0.0
+        for epoch in range(passes):
             for batch in self._minibatches(corpus, params["batch_size"], epoch):
+                start = time.perf_counter()
                 self._step(batch, params)
-                self._maybe_evaluate(params, heldout, start)
+                training_seconds += time.perf_counter() - start
+                self._maybe_evaluate(params, heldout, training_seconds)
                 if progress is not None:
                     progress.update(1)
             self.n_iter_ = epoch + 1
@@ -275,6 +306,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.history_ = []
         self._topic_sum = np.zeros((K, W))
         self._n_topic_samples = 0
+        self._local = to_simplex(self.theta_)
 
     def _minibatches(self, corpus, batch_size, epoch):
         if isinstance(corpus, BowStream):
@@ -291,33 +323,38 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         K, W = self.theta_.shape
         t = self.n_batch_iter_
         counts = gibbs_topic_counts(
-            X_batch, to_simplex(self.theta_), self.doc_topic_prior_, n_sweeps=params["n_gibbs"],
+            X_batch, self._local, self.doc_topic_prior_, n_sweeps=params["n_gibbs"],
             burn_in=params["gibbs_burn_in"], seed=_substream(self.random_state_, _GIBBS),
             iteration=t, n_jobs=params["n_jobs"])
         estimate = np.zeros((K, W))
         estimate[:, counts.word_ids] = (self.total_samples_ / X_batch.shape[0]) * counts.topic_word
-        sampler = SAMPLER_DEFAULTS[self.sampler]["cls"](params["schedule"])
+        sampler = SAMPLER_DEFAULTS[self.sampler]["cls"](params["schedule"], n_jobs=params["n_jobs"])
         sampler.t = t
-        self.theta_ = sampler.step(self.theta_, self.topic_word_prior_, estimate,
+        previous = self.theta_
+        self.theta_ = sampler.step(previous, self.topic_word_prior_, estimate,
                                    random_state=np.random.default_rng(
                                        _substream(self.random_state_, _GLOBAL, t)))
+        self._local = to_simplex(self.theta_ if self.local_topics == "sample" else
+                                 sampler.conditional_mean(previous, self.topic_word_prior_,
+                                                          estimate, sampler.step_size_at(t)))
         if t >= self.burn_in_:
-            self._topic_sum = self._topic_sum + to_simplex(self.theta_)
+            self._topic_sum = self._topic_sum + self._local
             self._n_topic_samples += 1
         self.n_batch_iter_ = t + 1
         self.n_documents_seen_ += X_batch.shape[0]
 
     def _update_components(self):
         self.components_ = (self._topic_sum / self._n_topic_samples if self._n_topic_samples
-                            else to_simplex(self.theta_))
+                            else self._local)
 
-    def _maybe_evaluate(self, params, heldout, start):
+    def _maybe_evaluate(self, params, heldout, training_seconds):
+        """Append (step, documents, training seconds, held-out perplexity) to ``history_``."""
         every = params["evaluate_every"]
         if not every or heldout is None or self.n_batch_iter_ % every:
             return
         self._update_components()
         entry = dict(step=self.n_batch_iter_, documents=self.n_documents_seen_,
-                     seconds=time.perf_counter() - start, perplexity=self.perplexity(heldout))
+                     seconds=training_seconds, perplexity=self.perplexity(heldout))
         self.history_.append(entry)
         if self.verbose >= 2:
             print(f"step {entry['step']}: {entry['documents']} documents, "
@@ -344,10 +381,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         X = self._read(X, None, reset=False)
         if isinstance(X, BowStream):
             raise TypeError("transform takes a matrix or a list of documents, not a stream")
-        params = self._check_params()
-        return fold_in(self.components_, self.doc_topic_prior_, X, n_sweeps=params["n_gibbs"],
-                       burn_in=params["gibbs_burn_in"],
-                       seed=_substream(self.random_state_, _EVAL), n_jobs=params["n_jobs"])
+        return self._fold_in(self.components_, self.doc_topic_prior_, X)
+
+    def _fold_in(self, topics, alpha, X):
+        """Documents' topic proportions given ``topics`` by the Gibbs kernel (FOLD_IN_SWEEPS)."""
+        return fold_in(topics, alpha, X, n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
+                       seed=_substream(self.random_state_, _EVAL),
+                       n_jobs=self._check_params()["n_jobs"])
 
     def perplexity(self, X):
         """Held-out perplexity of X by document completion (``simplexsg.metrics``): each
@@ -361,15 +401,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         X = self._read(X, None, reset=False)
         observed, heldout = metrics.completion_split(X, random_state=0)
-        params = self._check_params()
-
-        def gibbs(topics, alpha, X_observed):
-            return fold_in(topics, alpha, X_observed, n_sweeps=params["n_gibbs"],
-                           burn_in=params["gibbs_burn_in"],
-                           seed=_substream(self.random_state_, _EVAL), n_jobs=params["n_jobs"])
-
         result = metrics.document_completion_score(self.components_, self.doc_topic_prior_,
-                                                   observed, heldout, fold_in=gibbs)
+                                                   observed, heldout, fold_in=self._fold_in)
         return result.log_likelihood / result.n_tokens
 
     def __sklearn_tags__(self):

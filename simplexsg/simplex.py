@@ -14,6 +14,7 @@ used by ``simplexsg.langevin`` (drift ``h/2 * grad``, noise variance ``h``), it 
 """
 import numpy as np
 
+from ._ext._bitgen import bitgen_addresses
 from ._ext._scir import FLOOR_VALUE, scir_rows
 from ._random import check_generator
 from ._validation import check_nonnegative
@@ -21,6 +22,8 @@ from .schedules import as_schedule
 
 #: Smallest value a sampler returns: the smallest normal double. See ``_ext/_scir.pyx``.
 FLOOR = FLOOR_VALUE
+#: Coordinates per random stream of ``scir_transition`` (the unit of its parallelism).
+STREAM_BLOCK = 1 << 16
 # The Poisson rate theta e^-h / (1 - e^-h) must stay far below numpy's Poisson limit (~9e18).
 _MAX_POISSON_RATE = 1e17
 
@@ -31,12 +34,17 @@ def to_simplex(theta):
     return theta / theta.sum(axis=-1, keepdims=True)
 
 
-def scir_transition(theta, shape, h, random_state=None):
+def scir_transition(theta, shape, h, random_state=None, n_jobs=1):
     """Exact CIR transition over time ``h`` of every coordinate, with CIR parameter ``shape``.
 
     ``theta`` (..., d) >= 0 and ``shape`` (same shape) > 0 are trusted (see ``SCIR.step`` for the
     checked entry point). Returns a new array; see the module docstring of ``_ext/_scir.pyx``
     for the log-space draw and the floor applied to tiny values.
+
+    Randomness: arrays of up to ``STREAM_BLOCK`` coordinates draw from ``random_state``'s bit
+    generator; larger ones are cut into blocks of rows of about that size, each drawing from a
+    PCG64 seeded by ``random_state``, so that ``n_jobs`` threads can run the blocks without
+    changing the result.
     """
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     rate = np.exp(-h) / -np.expm1(-h)
@@ -44,9 +52,16 @@ def scir_transition(theta, shape, h, random_state=None):
         raise ValueError(f"step size h={h} is too small for theta up to {theta.max():.3g}: the "
                          "CIR Poisson rate theta*exp(-h)/(1-exp(-h)) exceeds 1e17")
     d = theta.shape[-1] if theta.ndim else 1
+    rows = theta.reshape(-1, d)
+    rows_per_block = max(1, STREAM_BLOCK // d)
+    n_blocks = max(1, -(-rows.shape[0] // rows_per_block))
+    rng = check_generator(random_state)
+    streams = ([rng.bit_generator] if n_blocks == 1 else
+               [np.random.PCG64(seed) for seed in rng.integers(2 ** 63, size=n_blocks)])
     out = np.empty_like(theta)
-    scir_rows(theta.reshape(-1, d), np.ascontiguousarray(shape, dtype=np.float64).reshape(-1, d),
-              float(h), check_generator(random_state).bit_generator, out.reshape(-1, d))
+    with rng.bit_generator.lock:
+        scir_rows(rows, np.ascontiguousarray(shape, dtype=np.float64).reshape(-1, d), float(h),
+                  bitgen_addresses(streams), rows_per_block, out.reshape(-1, d), n_jobs)
     return out
 
 
@@ -70,10 +85,12 @@ class _SimplexSampler:
 
     ``step_size`` is a float > 0 or a schedule from ``simplexsg.schedules`` (a callable of the
     step counter ``t``). ``t`` counts the steps taken and advances with each ``step``.
+    ``n_jobs``: threads for large arrays (SCIR); the result does not depend on it.
     """
 
-    def __init__(self, step_size=0.1):
+    def __init__(self, step_size=0.1, n_jobs=1):
         self.step_size = step_size
+        self.n_jobs = n_jobs
         self.t = 0
 
     def step_size_at(self, t):
@@ -109,7 +126,7 @@ class _SimplexSampler:
         return new
 
     def __repr__(self):
-        return f"{type(self).__name__}(step_size={self.step_size!r})"
+        return f"{type(self).__name__}(step_size={self.step_size!r}, n_jobs={self.n_jobs!r})"
 
 
 class SCIR(_SimplexSampler):
@@ -121,7 +138,12 @@ class SCIR(_SimplexSampler):
     """
 
     def _transition(self, theta, prior, counts, h, random_state):
-        return scir_transition(theta, prior + counts, h, random_state)
+        return scir_transition(theta, prior + counts, h, random_state, self.n_jobs)
+
+    @staticmethod
+    def conditional_mean(theta, prior, counts, h):
+        """E[theta' | theta] of a step of time h: ``theta e^-h + (prior + counts)(1 - e^-h)``."""
+        return theta * np.exp(-h) - (prior + counts) * np.expm1(-h)
 
 
 class SGRLD(_SimplexSampler):
@@ -133,3 +155,10 @@ class SGRLD(_SimplexSampler):
         if (theta.sum(axis=-1) <= 0).any():
             raise ValueError("theta has a row that sums to 0; SGRLD needs a positive row sum")
         return sgrld_transition(theta, prior, counts, h, random_state)
+
+    @staticmethod
+    def conditional_mean(theta, prior, counts, h):
+        """The drift part of a step, ``theta + h (prior - theta + counts - n phi)``, floored at
+        ``FLOOR`` (the mean of the step before the mirror)."""
+        drift = prior - theta + counts - counts.sum(axis=-1, keepdims=True) * to_simplex(theta)
+        return np.maximum(theta + h * drift, FLOOR)

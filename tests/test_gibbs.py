@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.special import gammaln
 
-from simplexsg._ext._lda_gibbs import bitgen_addresses, gibbs_sweeps
+from simplexsg._ext._bitgen import bitgen_addresses
+from simplexsg._ext._lda_gibbs import gibbs_sweeps
 from simplexsg._random import document_bit_generators
 from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts
 

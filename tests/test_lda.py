@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
-from simplexsg.datasets import make_lda_corpus
+from simplexsg.datasets import load_wiki_sample, make_lda_corpus
 from simplexsg.gibbs import fold_in
 
 
@@ -38,11 +38,14 @@ def true_topic_perplexity(topics, alpha, X):
 
 
 @pytest.mark.parametrize("estimator", [
-    SCIRLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, batch_size=50, max_iter=15,
-            random_state=1),
-    SGRLDLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, batch_size=50, max_iter=15,
+    SCIRLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, random_state=1),
+    SCIRLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, random_state=1,
+            local_topics="sample"),
+    # SGRLD's best step depends on the corpus: 0.01 here (0.1, its default, gives perplexity
+    # 7% above the truth), 0.1 on the bundled corpus. SCIR's defaults serve both.
+    SGRLDLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, step_size=0.01,
              random_state=1),
-], ids=["scir", "sgrld"])
+], ids=["scir", "scir-exact-local-step", "sgrld-tuned"])
 def test_recovers_known_topics(synthetic, estimator):
     # Bounds: total variation per matched topic below 0.15 (random topics score ~0.9), and
     # held-out perplexity within 3% of the perplexity under the true topics (same evaluator).
@@ -52,6 +55,17 @@ def test_recovers_known_topics(synthetic, estimator):
     assert tv.max() < 0.15, tv
     ours, truth = estimator.perplexity(X_test), true_topic_perplexity(topics, 0.2, X_test)
     assert ours < 1.03 * truth, (ours, truth)
+
+
+def test_scir_beats_sgrld_on_the_bundled_corpus():
+    # The paper's Figure 3a at the default priors (alpha = beta = 0.1), each sampler with its
+    # default step sizes, 100 steps of 50 documents; SCIR is lower on every one of 3 seeds.
+    # Measured (full defaults, 200 steps): SCIR ~3640, SGRLD ~3890 (benchmarks/lda_scir_vs_sgrld.py).
+    data = load_wiki_sample()
+    for seed in range(3):
+        scir, sgrld = (cls(20, max_iter=25, n_jobs=2, random_state=seed).fit(data.X_train)
+                       for cls in (SCIRLDA, SGRLDLDA))
+        assert scir.perplexity(data.X_test) < sgrld.perplexity(data.X_test), seed
 
 
 def test_components_and_transform_are_distributions(synthetic):

@@ -174,6 +174,15 @@ def test_same_random_state_same_output_bit_for_bit(sampler_cls):
     assert not np.array_equal(run(42), run(43))
 
 
+def test_scir_large_arrays_do_not_depend_on_n_jobs():
+    # 3 x 2^16-coordinate stream blocks; threads run blocks, each block has its own stream.
+    theta = np.random.default_rng(0).gamma(0.5, size=(300, 2000))
+    one = scir_transition(theta, 0.01 + theta, 0.3, 8, n_jobs=1)
+    two = scir_transition(theta, 0.01 + theta, 0.3, 8, n_jobs=2)
+    np.testing.assert_array_equal(one, two)
+    assert not np.array_equal(one, scir_transition(theta, 0.01 + theta, 0.3, 9))
+
+
 def test_sgrld_expanded_mean_step_drift_and_noise():
     # With theta fixed, one SGRLD step has mean theta + h drift and variance 2 h theta (before
     # the mirror, which is negligible here since theta >> sqrt(2 h theta)).

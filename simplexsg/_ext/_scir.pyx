@@ -20,9 +20,10 @@ Tiny values, per row (the last axis is the simplex):
 
 So no output is NaN, inf, zero or subnormal, and no row is all-zero.
 """
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from cython.parallel cimport prange
 from libc.float cimport DBL_MIN
 from libc.math cimport INFINITY, exp, expm1, log, sqrt
+from libc.stdint cimport uintptr_t
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
     random_poisson,
@@ -37,13 +38,6 @@ FLOOR_VALUE = DBL_MIN
 cdef double LOG_ROW_CEILING = log(ROW_CEILING)
 cdef double ROW_CEILING_C = ROW_CEILING
 cdef double LOG_FLOOR = log(DBL_MIN)
-
-
-cdef bitgen_t* bitgen_pointer(object bit_generator) except NULL:
-    capsule = bit_generator.capsule
-    if not PyCapsule_IsValid(capsule, "BitGenerator"):
-        raise TypeError("expected a numpy BitGenerator")
-    return <bitgen_t*> PyCapsule_GetPointer(capsule, "BitGenerator")
 
 
 cdef inline double _log_standard_gamma(bitgen_t* rng, double shape) noexcept nogil:
@@ -69,38 +63,51 @@ cdef inline void _finish_row(double[::1] row, double log_top) noexcept nogil:
             row[j] = exp(v) if v > LOG_FLOOR else DBL_MIN
 
 
+cdef void _scir_row(const double[::1] theta, const double[::1] shape, double c, double rate,
+                    double log_c, bitgen_t* rng, double[::1] out) noexcept nogil:
+    """One SCIR step of one row (one simplex), drawing from ``rng``."""
+    cdef Py_ssize_t j, d = theta.shape[0]
+    cdef double a, v, z
+    cdef double top = 0.0                       # largest value stored as is
+    cdef double log_top_tiny = -INFINITY        # largest log stored as a negative
+    for j in range(d):
+        a = shape[j]
+        if a >= 1.0:
+            z = random_standard_normal(rng) + sqrt(2.0 * theta[j] * rate)
+            v = c * (random_standard_gamma(rng, a - 0.5) + 0.5 * z * z)
+        else:
+            v = log_c + _log_standard_gamma(rng, a + <double> random_poisson(rng, theta[j] * rate))
+            if v <= LOG_FLOOR:
+                v = max(v, -1e308)              # log(U) = -inf has probability 2^-53
+                out[j] = v
+                log_top_tiny = max(log_top_tiny, v)
+                continue
+            v = exp(v)
+        out[j] = v
+        top = max(top, v)
+    if top < ROW_CEILING_C or log_top_tiny > -INFINITY:
+        _finish_row(out, log(top) if top > 0 else log_top_tiny)
+
+
 def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
-              object bit_generator, double[:, ::1] out):
+              const uintptr_t[::1] bitgens, Py_ssize_t rows_per_block, double[:, ::1] out,
+              int n_jobs=1):
     """One SCIR step of every row of ``theta`` (n_rows, d) with CIR shapes ``shape`` (n_rows, d).
 
-    ``h`` > 0 is the diffusion time of the step. Writes the new state into ``out`` (same shape,
-    may not alias ``theta``). Draws from ``bit_generator`` while holding its lock.
+    ``h`` > 0 is the diffusion time of the step. Rows ``[b * rows_per_block, (b + 1) *
+    rows_per_block)`` draw from the bit generator at address ``bitgens[b]`` (see
+    ``_bitgen.bitgen_addresses``; the caller keeps it alive and unused by others), so the result
+    does not depend on ``n_jobs``, the OpenMP threads over blocks. Writes into ``out`` (same
+    shape, may not alias ``theta``).
     """
-    cdef bitgen_t* rng = bitgen_pointer(bit_generator)
-    cdef Py_ssize_t n_rows = theta.shape[0], d = theta.shape[1], i, j
+    cdef Py_ssize_t n_rows = theta.shape[0], n_blocks = bitgens.shape[0], b, i
+    if rows_per_block < 1 or n_blocks * rows_per_block < n_rows:
+        raise ValueError(f"{n_blocks} bit generators of {rows_per_block} rows cannot cover {n_rows} rows")
     cdef double c = -expm1(-h)                 # 1 - e^-h, accurate for small h
     cdef double rate = exp(-h) / c
     cdef double log_c = log(c)
-    cdef double a, v, z, top, log_top_tiny
-    with bit_generator.lock, nogil:
-        for i in range(n_rows):
-            top = 0.0                           # largest value stored as is
-            log_top_tiny = -INFINITY            # largest log stored as a negative
-            for j in range(d):
-                a = shape[i, j]
-                if a >= 1.0:
-                    z = random_standard_normal(rng) + sqrt(2.0 * theta[i, j] * rate)
-                    v = c * (random_standard_gamma(rng, a - 0.5) + 0.5 * z * z)
-                else:
-                    v = log_c + _log_standard_gamma(
-                        rng, a + <double> random_poisson(rng, theta[i, j] * rate))
-                    if v <= LOG_FLOOR:
-                        v = max(v, -1e308)      # log(U) = -inf has probability 2^-53
-                        out[i, j] = v
-                        log_top_tiny = max(log_top_tiny, v)
-                        continue
-                    v = exp(v)
-                out[i, j] = v
-                top = max(top, v)
-            if top < ROW_CEILING_C or log_top_tiny > -INFINITY:
-                _finish_row(out[i], log(top) if top > 0 else log_top_tiny)
+    cdef bitgen_t* rng
+    for b in prange(n_blocks, nogil=True, num_threads=max(1, n_jobs), schedule="static"):
+        rng = <bitgen_t*> bitgens[b]
+        for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
+            _scir_row(theta[i], shape[i], c, rate, log_c, rng, out[i])

@@ -14,15 +14,11 @@ import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.datasets import load_wiki_sample
+from simplexsg._optional import pyplot
 
 
 def plot_history(history, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise SystemExit("the plot needs matplotlib: pip install 'simplexsg[plot]'") from None
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([h["documents"] for h in history], [h["perplexity"] for h in history], marker=".")
     ax.set_xlabel("documents seen")

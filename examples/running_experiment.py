@@ -13,6 +13,7 @@ import numpy as np
 
 from simplexsg import SCIR, SGRLD
 from simplexsg import running_experiment as rx
+from simplexsg._optional import pyplot
 
 
 def ks_table(counts, batch_sizes, seed):
@@ -32,12 +33,7 @@ def ks_table(counts, batch_sizes, seed):
 
 def box_plot(path, seed):
     """Figure 1: component 5 of 1000 kept samples (minibatch 10, tuned h) against exact draws."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise SystemExit("the plot needs matplotlib: pip install 'simplexsg[plot]'") from None
+    plt = pyplot()
     rng = np.random.default_rng(seed)
     counts = rx.SPARSE_COUNTS
     h_scir, _, _ = rx.tuned_ks(SCIR, rx.SCIR_GRID, counts, random_state=rng)

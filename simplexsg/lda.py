@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import metrics
+from ._optional import tqdm
 from ._validation import check_positive_scalar
 from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
 from .gibbs import fold_in, gibbs_topic_counts
@@ -367,11 +368,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _progress(self, total):
         if not self.verbose:
             return None
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            raise ImportError("verbose=1 shows a progress bar: pip install 'simplexsg[progress]'") from None
-        return tqdm(total=total, desc=f"{self.sampler.upper()}-LDA", unit="step")
+        return tqdm()(total=total, desc=f"{self.sampler.upper()}-LDA", unit="step")
 
     # ---------------------------------------------------------------- inference
     def transform(self, X):

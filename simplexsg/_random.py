@@ -58,3 +58,21 @@ def document_bit_generators(seed, iteration, doc_indices):
             entropy, spawn_key=root_key + (iteration, int(d)), pool_size=pool_size))
         for d in doc_indices
     ]
+
+
+def seed_sequence(random_state):
+    """A SeedSequence for an estimator's ``random_state`` (None: fresh entropy; Generator: a
+    seed drawn from it). Estimators derive every stream from it with ``substream``."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return np.random.SeedSequence(random_state)
+    raise TypeError("random_state must be None, an int, a numpy SeedSequence or Generator, "
+                    f"got {type(random_state).__name__}")
+
+
+def substream(seed, *key):
+    """A SeedSequence of ``seed``'s entropy with ``key`` appended to its spawn key."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + key)

@@ -4,7 +4,6 @@ Each step takes a minibatch of documents, runs the local Gibbs kernel on their t
 with the topics fixed (``simplexsg.gibbs``), and moves every topic row with the simplex sampler
 (``simplexsg.simplex``) using the estimated full-data counts ``(D / batch) * mean n_kw``.
 """
-import functools
 import inspect
 import time
 
@@ -13,7 +12,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import metrics
+from ._estimator import restore_on_error
 from ._optional import tqdm
+from ._random import seed_sequence, substream
 from ._validation import check_positive_scalar
 from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
 from .gibbs import fold_in, gibbs_topic_counts
@@ -38,40 +39,6 @@ FOLD_IN_SWEEPS, FOLD_IN_BURN_IN = 100, 50
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
 _GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL = range(5)
-
-
-def _seed_sequence(random_state):
-    """A SeedSequence for ``random_state`` (None: fresh entropy; Generator: drawn from it)."""
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
-    if random_state is None or isinstance(random_state, (int, np.integer)):
-        return np.random.SeedSequence(random_state)
-    raise TypeError("random_state must be None, an int, a numpy SeedSequence or Generator, "
-                    f"got {type(random_state).__name__}")
-
-
-def _substream(seed, *key):
-    """A SeedSequence of ``seed``'s entropy with ``key`` appended to its spawn key."""
-    return np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + key)
-
-
-def _restore_on_error(method):
-    """Run ``method``; if it raises, put every attribute of the estimator back as it was.
-
-    Shallow: the fitting code rebinds attributes and never mutates fitted arrays in place.
-    """
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)
-        try:
-            return method(self, *args, **kwargs)
-        except Exception:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-    return wrapper
 
 
 class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -206,7 +173,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return params
 
     # ---------------------------------------------------------------- fitting
-    @_restore_on_error
+    @restore_on_error
     def fit(self, X, y=None, *, id2word=None, X_heldout=None):
         """Fit the topics to X (counts, or a bag-of-words corpus, possibly streamed).
 
@@ -221,7 +188,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if isinstance(corpus, BowStream) and D is None:
             raise ValueError("a streamed corpus without len() needs total_samples")
         self._init_state(params, corpus_features=self.n_features_in_,
-                         seed=_seed_sequence(self.random_state))
+                         seed=seed_sequence(self.random_state))
         heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
         if heldout is None and params["evaluate_every"] and not isinstance(corpus, BowStream):
             heldout = corpus
@@ -246,7 +213,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._update_components()
         return self
 
-    @_restore_on_error
+    @restore_on_error
     def partial_fit(self, X, y=None, *, id2word=None):
         """One step on the minibatch X (all its documents). Needs ``total_samples``.
 
@@ -262,7 +229,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
         if first:
             self._init_state(params, corpus_features=self.n_features_in_,
-                             seed=_seed_sequence(self.random_state))
+                             seed=seed_sequence(self.random_state))
             self.burn_in_ = params["burn_in"] or 0
             self.total_samples_ = params["total_samples"]
             self.n_iter_ = 0
@@ -299,7 +266,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         K, W = params["n_components"], corpus_features
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
-        init = np.random.default_rng(_substream(seed, _INIT))
+        init = np.random.default_rng(substream(seed, _INIT))
         self.theta_ = init.gamma(1.0, size=(K, W))
         self.n_batch_iter_ = 0
         self.n_documents_seen_ = 0
@@ -314,7 +281,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             for _, batch in corpus.minibatches(batch_size):
                 yield batch
             return
-        order = np.random.default_rng(_substream(self.random_state_, _ORDER, epoch)) \
+        order = np.random.default_rng(substream(self.random_state_, _ORDER, epoch)) \
             .permutation(corpus.shape[0])
         for start in range(0, len(order), batch_size):
             yield corpus[np.sort(order[start:start + batch_size])]
@@ -325,7 +292,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         t = self.n_batch_iter_
         counts = gibbs_topic_counts(
             X_batch, self._local, self.doc_topic_prior_, n_sweeps=params["n_gibbs"],
-            burn_in=params["gibbs_burn_in"], seed=_substream(self.random_state_, _GIBBS),
+            burn_in=params["gibbs_burn_in"], seed=substream(self.random_state_, _GIBBS),
             iteration=t, n_jobs=params["n_jobs"])
         estimate = np.zeros((K, W))
         estimate[:, counts.word_ids] = (self.total_samples_ / X_batch.shape[0]) * counts.topic_word
@@ -334,7 +301,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         previous = self.theta_
         self.theta_ = sampler.step(previous, self.topic_word_prior_, estimate,
                                    random_state=np.random.default_rng(
-                                       _substream(self.random_state_, _GLOBAL, t)))
+                                       substream(self.random_state_, _GLOBAL, t)))
         self._local = to_simplex(self.theta_ if self.local_topics == "sample" else
                                  sampler.conditional_mean(previous, self.topic_word_prior_,
                                                           estimate, sampler.step_size_at(t)))
@@ -383,7 +350,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _fold_in(self, topics, alpha, X):
         """Documents' topic proportions given ``topics`` by the Gibbs kernel (FOLD_IN_SWEEPS)."""
         return fold_in(topics, alpha, X, n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
-                       seed=_substream(self.random_state_, _EVAL),
+                       seed=substream(self.random_state_, _EVAL),
                        n_jobs=self._check_params()["n_jobs"])
 
     def perplexity(self, X):

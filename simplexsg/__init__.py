@@ -1,8 +1,9 @@
 """simplexsg: stochastic-gradient MCMC on sparse probability simplexes."""
 from . import datasets, metrics, schedules, simplex
+from .dpmixture import DPMixture
 from .lda import LDA, SCIRLDA, SGRLDLDA
 from .simplex import SCIR, SGRLD
 
 __version__ = "0.1.0.dev0"
-__all__ = ["LDA", "SCIRLDA", "SGRLDLDA", "SCIR", "SGRLD", "datasets", "metrics", "schedules",
+__all__ = ["DPMixture", "LDA", "SCIRLDA", "SGRLDLDA", "SCIR", "SGRLD", "datasets", "metrics", "schedules",
            "simplex", "__version__"]

@@ -1,9 +1,11 @@
-"""Corpora as document-word count matrices: the bundled Wikipedia sample, synthetic LDA corpora,
-and readers/writers for the UCI bag-of-words format.
+"""Corpora as document-word count matrices: the bundled Wikipedia sample, synthetic LDA corpora and
+multinomial mixtures, readers/writers for the UCI bag-of-words format, and the msweb reader.
 
 Convention everywhere: ``X`` is a scipy CSR matrix of int64 counts, documents x words, and a
 vocabulary is a numpy array of str giving the word of each column.
 """
+import csv
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -187,3 +189,103 @@ def save_uci_bow(X, docword_path, vocabulary=None, vocab_path=None):
     if vocabulary is not None:
         with open(vocab_path, "w", encoding="utf-8") as fh:
             fh.write("".join(w + "\n" for w in vocabulary))
+
+
+def make_multinomial_mixture(n_samples, n_features, n_components=5, *, weights=None,
+                             concentration=0.05, row_length=20, random_state=None):
+    """Rows drawn from a finite mixture of multinomials with known labels.
+
+    ``components[k] ~ Dirichlet(concentration)`` (small = sparse profiles, drawn in log space and
+    floored like ``make_lda_corpus``), labels ~ Categorical(weights) (default uniform), row
+    lengths ~ 1 + Poisson(row_length - 1) (no empty rows) and ``x_i ~ Multinomial(length_i,
+    components[label_i])``.
+
+    Returns ``X`` (n_samples, n_features) CSR int64, ``labels`` (n_samples,), ``components``
+    (n_components, n_features) rows summing to 1, ``weights`` (n_components,).
+    """
+    for name, value in (("n_samples", n_samples), ("n_features", n_features),
+                        ("n_components", n_components)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value}")
+    if not row_length >= 1:
+        raise ValueError(f"row_length must be >= 1, got {row_length}")
+    if not (np.isfinite(concentration) and concentration > 0):
+        raise ValueError(f"concentration must be finite and > 0, got {concentration}")
+    weights = (np.full(n_components, 1.0 / n_components) if weights is None
+               else np.asarray(weights, dtype=np.float64))
+    if weights.shape != (n_components,) or np.any(weights < 0) or not np.isclose(weights.sum(), 1):
+        raise ValueError(f"weights must be {n_components} non-negative numbers summing to 1")
+    rng = check_generator(random_state)
+    components = _floored_simplex(_log_dirichlet(
+        rng, np.full(n_features, float(concentration)), (n_components,)))
+    labels = rng.choice(n_components, size=n_samples, p=weights)
+    lengths = 1 + rng.poisson(row_length - 1, size=n_samples)
+    X = sp.csr_matrix(rng.multinomial(lengths, components[labels]), dtype=np.int64)
+    return X, labels, components, weights
+
+
+MSWEB_FILES = {"train": "anonymous-msweb.data", "test": "anonymous-msweb.test"}
+
+
+def _msweb_file(path, subset):
+    """The msweb file of ``subset``: ``path`` itself if it is a file, else inside the directory
+    ``path`` (default ``$SIMPLEXSG_DATA/msweb``)."""
+    if subset not in MSWEB_FILES:
+        raise ValueError(f"subset must be one of {sorted(MSWEB_FILES)}, got {subset!r}")
+    if path is None:
+        root = os.environ.get("SIMPLEXSG_DATA")
+        if not root:
+            raise FileNotFoundError("msweb: pass a path or set SIMPLEXSG_DATA to the directory "
+                                    "holding msweb/anonymous-msweb.{data,test}")
+        path = Path(root) / "msweb"
+    path = Path(path)
+    if path.is_dir():
+        path = path / MSWEB_FILES[subset]
+    if not path.is_file():
+        raise FileNotFoundError(f"msweb: no file at {path}")
+    return path
+
+
+def load_msweb(path=None, subset="train"):
+    """UCI "Anonymous Microsoft Web Data" (Breese, Heckerman & Kadie 1998) as users x pages counts.
+
+    ``path``: an ``anonymous-msweb.*`` file, or a directory holding them (default
+    ``$SIMPLEXSG_DATA/msweb``); ``subset`` picks the file in a directory ("train": ``.data``,
+    "test": ``.test``). Format: lines ``A,<id>,1,"<title>","<url>"`` list the pages (ids
+    1000-1297, 294 of them); each user is a line ``C,"<uid>",<uid>`` followed by a line
+    ``V,<page id>,1`` per page visited. Columns are the page ids in sorted order, the same in
+    both files. Users without visits are kept as empty rows.
+
+    Returns a ``Bunch``: ``X`` (users, 294) CSR int64 visit counts, ``user_ids`` (users,),
+    ``attribute_ids`` (294,) page ids of the columns, ``titles`` and ``urls`` (294,) str.
+    Raises ValueError naming the line for a visit before any user or to an unknown page.
+    """
+    path = _msweb_file(path, subset)
+    pages, users, rows, cols = {}, [], [], []
+    with open(path, newline="", encoding="latin-1") as fh:
+        for line_no, fields in enumerate(csv.reader(fh), start=1):
+            if not fields:
+                continue
+            if fields[0] == "A":
+                pages[int(fields[1])] = (fields[3], fields[4])
+            elif fields[0] == "C":
+                users.append(int(fields[2]))
+            elif fields[0] == "V":
+                if not users:
+                    raise ValueError(f"{path}, line {line_no}: a visit before any user (C line)")
+                rows.append(len(users) - 1)
+                cols.append(int(fields[1]))
+    attribute_ids = np.array(sorted(pages), dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    position = np.searchsorted(attribute_ids, cols)
+    unknown = (position >= attribute_ids.size) | (attribute_ids[np.minimum(
+        position, attribute_ids.size - 1)] != cols)
+    if unknown.any():
+        raise ValueError(f"{path}: a visit to page {cols[np.argmax(unknown)]}, which no A line "
+                         "declares")
+    X = sp.csr_matrix((np.ones(cols.size, dtype=np.int64), (np.asarray(rows, dtype=np.int64),
+                      position)), shape=(len(users), attribute_ids.size), dtype=np.int64)
+    X.sum_duplicates()
+    return Bunch(X=X, user_ids=np.array(users, dtype=np.int64), attribute_ids=attribute_ids,
+                 titles=np.array([pages[a][0] for a in attribute_ids]),
+                 urls=np.array([pages[a][1] for a in attribute_ids]))

@@ -1,0 +1,428 @@
+"""Dirichlet-process mixture of multinomials by a slice sampler: minibatched with SCIR or SGRLD
+(Baker, Fearnhead, Fox & Nemeth 2018, section 4.2), or exact Gibbs on all rows (Kalli, Griffin &
+Walker 2011).
+
+Model: ``x_i | z_i ~ Multinomial(n_i, phi_{z_i})``, ``phi_j ~ Dirichlet(base_concentration)``,
+stick-breaking weights ``w_j = v_j prod_{l<j} (1 - v_l)`` with ``v_j ~ Beta(1, alpha)`` and
+``alpha ~ Gamma(a, b)`` (shape, rate).
+
+Representation: ``phi_j`` is the normalised row j of positive gamma variables ``theta_`` (J, d),
+and ``v_j = g_j0 / (g_j0 + g_j1)`` for a pair of gamma variables ``sticks_`` (J, 2), so that both
+are simplex parameters the SCIR/SGRLD samplers of ``simplexsg.simplex`` move. Stick weights are
+kept in logs, ``log v = log g0 - log(g0 + g1)``, ``log(1 - v) = log g1 - log(g0 + g1)``: v is never
+rounded to 0 or 1, and no ``log(0)`` arises.
+
+One iteration on a set S of rows (a minibatch; every row for ``sampler="gibbs"``):
+
+1. slices ``u_i ~ U(0, w_{z_i})`` for i in S;
+2. new sticks (from the prior given alpha) and components (from the base measure) while the
+   leftover mass ``prod_j (1 - v_j)`` exceeds ``min_S u_i``;
+3. allocations ``p(z_i = j) ∝ 1(w_j >= u_i) prod_c phi_jc^x_ic`` (Cython kernel, ``_ext/_dp.pyx``);
+4. sticks and components after the last occupied one are dropped; components left without rows
+   are redrawn from the base measure;
+5. sticks: ``(g_j0, g_j1)`` targets ``Gamma(1 + m_j) x Gamma(alpha + M_j)``, i.e.
+   ``v_j ~ Beta(1 + m_j, alpha + M_j)`` with ``m_j`` rows in j and ``M_j`` rows after j;
+   components: ``theta_j`` targets ``Gamma(base + sum_{i in j} x_i)``; both with the counts of S
+   scaled by N/|S|, one SCIR/SGRLD step (exact draws, an infinitely long SCIR step, for "gibbs");
+6. ``alpha ~ Gamma(a + J, b - sum_{j<J} log(1 - v_j))``, its conditional given the J sticks.
+
+This is the order of the authors' code with its bugs fixed (notes section 4): the counts that
+move the sticks and components are those of the rows just allocated, not of a fresh minibatch
+with stale allocations; emptied components are redrawn from the base measure, not reused; SGRLD
+drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
+"""
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln, logsumexp
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._estimator import restore_on_error
+from ._ext._dp import slice_allocate
+from ._optional import tqdm
+from ._random import seed_sequence, substream
+from ._validation import check_positive_scalar
+from .corpus import check_counts
+from .schedules import as_schedule
+from .simplex import SCIR, SGRLD, scir_transition, to_simplex
+
+#: Step sizes per sampler, components and sticks (h is the diffusion time of a step, as in
+#: ``simplexsg.simplex``): the SCIR paper's tuned values for msweb (notes section 4.4).
+SAMPLER_DEFAULTS = {
+    "scir": dict(cls=SCIR, step_size=0.1, stick_step_size=0.1),
+    "sgrld": dict(cls=SGRLD, step_size=1e-3, stick_step_size=5e-3),
+    "gibbs": dict(cls=None, step_size=None, stick_step_size=None),
+}
+
+#: Sticks drawn at a time when the leftover mass must shrink below the smallest slice.
+_NEW_STICKS = 8
+#: Rows new to the chain (``partial_fit``) are allocated ∝ w_j Mult(x | phi_j) after the sticks
+#: are extended until the leftover mass is below this; the rest of the mass is ignored.
+_LEFTOVER_TOLERANCE = 1e-6
+
+# Namespaces of the random streams derived from the estimator's SeedSequence.
+_INIT, _ORDER, _STEP = range(3)
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _row_sums(X, values):
+    """Sum of ``values`` (one per stored entry of CSR X) over each row's entries."""
+    return np.bincount(np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), values,
+                       minlength=X.shape[0])
+
+
+def log_multinomial_coefficient(X):
+    """log(n_i! / prod_c x_ic!) per row (n_rows,) of CSR counts X."""
+    return gammaln(np.asarray(X.sum(axis=1)).ravel() + 1.0) - _row_sums(X, gammaln(X.data + 1.0))
+
+
+class DPMixture(ClusterMixin, BaseEstimator):
+    """Dirichlet-process mixture of multinomials (rows = instances, columns = categories).
+
+    Parameters
+    ----------
+    sampler : {"scir", "sgrld", "gibbs"}, default "scir"
+        "scir"/"sgrld": minibatched slice sampler, sticks and components moved by one SCIR/SGRLD
+        step per iteration. "gibbs": the exact slice sampler on every row (the reference).
+    base_concentration : float, default 0.5
+        Symmetric Dirichlet parameter of the base measure (the components' prior).
+    alpha_prior : (float, float), default (1.0, 1.0)
+        Shape and rate of the Gamma prior of the DP concentration alpha.
+    initial_components : int, default 20
+        Components at the start; rows are allocated uniformly among them.
+    batch_size : int, default 1000
+        Rows per iteration (S), visited in passes of a fresh permutation; counts are scaled by
+        N / |S|. Ignored by "gibbs".
+    step_size, stick_step_size : float or schedule, default None (``SAMPLER_DEFAULTS``)
+        Diffusion time h of the components' and the sticks' steps (``simplexsg.simplex``);
+        ``stick_step_size`` None is the sampler default. Ignored by "gibbs".
+    max_iter : int, default 1000
+        Iterations of ``fit``.
+    total_samples : int, default None
+        N for ``partial_fit``'s scaling N / batch (required there).
+    n_jobs : int, default 1
+        Threads of the allocation kernel and the SCIR draws; results do not depend on it.
+    random_state : None, int, numpy SeedSequence or Generator
+    verbose : int, default 0
+        1: a progress bar (needs tqdm); 2: also a line per evaluation.
+    evaluate_every : int, default 0
+        Iterations between the entries of ``history_`` (0: never).
+
+    Attributes
+    ----------
+    n_components_ : occupied components (with at least one training row).
+    weights_ : (n_components_,) their stick weights, renormalised to sum to 1.
+    components_ : (n_components_, n_features) their category probabilities, rows sum to 1.
+    labels_ : (n_rows,) the training rows' components (indices into ``components_``).
+    alpha_ : current DP concentration.
+    theta_, sticks_ : (J, d) and (J, 2) gamma variables of the represented components, occupied
+        or not (the sampler state).
+    history_ : list of dicts (iteration, seconds, alpha, n_components, score): every
+        ``evaluate_every`` iterations; ``score`` is ``score(X_heldout)`` (None without it);
+        seconds count training only.
+
+    All of these describe the current state of the chain, one posterior sample: averaging over
+    iterations would mix up the component labels.
+    """
+
+    def __init__(self, sampler="scir", *, base_concentration=0.5, alpha_prior=(1.0, 1.0),
+                 initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,
+                 max_iter=1000, total_samples=None, n_jobs=1, random_state=None, verbose=0,
+                 evaluate_every=0):
+        self.sampler = sampler
+        self.base_concentration = base_concentration
+        self.alpha_prior = alpha_prior
+        self.initial_components = initial_components
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.stick_step_size = stick_step_size
+        self.max_iter = max_iter
+        self.total_samples = total_samples
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.evaluate_every = evaluate_every
+
+    # ---------------------------------------------------------------- parameters
+    def _check_params(self):
+        """Validate the constructor parameters; return the resolved ones as a dict."""
+        if self.sampler not in SAMPLER_DEFAULTS:
+            raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, "
+                             f"got {self.sampler!r}")
+        defaults = SAMPLER_DEFAULTS[self.sampler]
+        try:
+            a, b = self.alpha_prior
+        except (TypeError, ValueError):
+            raise ValueError("alpha_prior must be a pair (shape, rate), "
+                             f"got {self.alpha_prior!r}") from None
+        params = dict(
+            base=check_positive_scalar("base_concentration", self.base_concentration),
+            alpha_shape=check_positive_scalar("alpha_prior shape", a),
+            alpha_rate=check_positive_scalar("alpha_prior rate", b),
+            initial_components=_check_int("initial_components", self.initial_components, 1),
+            batch_size=_check_int("batch_size", self.batch_size, 1),
+            max_iter=_check_int("max_iter", self.max_iter, 1),
+            n_jobs=_check_int("n_jobs", self.n_jobs, 1),
+            evaluate_every=_check_int("evaluate_every", self.evaluate_every, 0),
+            total_samples=(None if self.total_samples is None
+                           else _check_int("total_samples", self.total_samples, 1)),
+        )
+        if defaults["cls"] is not None:
+            step = defaults["step_size"] if self.step_size is None else self.step_size
+            stick = defaults["stick_step_size"] if self.stick_step_size is None else self.stick_step_size
+            params["component_sampler"] = defaults["cls"](as_schedule(step, "step_size"),
+                                                          n_jobs=params["n_jobs"])
+            params["stick_sampler"] = defaults["cls"](as_schedule(stick, "stick_step_size"),
+                                                      n_jobs=params["n_jobs"])
+        return params
+
+    def _read(self, X, reset):
+        if not reset:
+            check_is_fitted(self, "theta_")
+        X = check_counts(validate_data(self, X, accept_sparse="csr", reset=reset))
+        if reset and X.sum() == 0:
+            raise ValueError("X has no counts: every row is empty")
+        return sp.csr_matrix(X)
+
+    # ---------------------------------------------------------------- fitting
+    @restore_on_error
+    def fit(self, X, y=None, *, X_heldout=None):
+        """Run ``max_iter`` iterations on the rows of X (n_rows, n_features) from a fresh state.
+
+        ``X_heldout``: rows scored by ``score`` in ``history_`` every ``evaluate_every``
+        iterations.
+        """
+        params = self._check_params()
+        X = self._read(X, reset=True)
+        heldout = None if X_heldout is None else check_counts(X_heldout)
+        if heldout is not None and heldout.shape[1] != X.shape[1]:
+            raise ValueError(f"X_heldout has {heldout.shape[1]} features, X has {X.shape[1]}")
+        n_rows = X.shape[0]
+        self._init_state(params, seed_sequence(self.random_state))
+        self.total_samples_ = n_rows
+        self._z = np.random.default_rng(substream(self.random_state_, _INIT, 1)).integers(
+            params["initial_components"], size=n_rows)
+        batch = n_rows if self.sampler == "gibbs" else min(params["batch_size"], n_rows)
+        progress = self._progress(params["max_iter"])
+        seconds = 0.0
+        for t in range(params["max_iter"]):
+            start = time.perf_counter()
+            epoch, offset = divmod(t * batch, n_rows)
+            rows = np.sort(self._order(epoch, n_rows)[offset:offset + batch]) if batch < n_rows \
+                else np.arange(n_rows)
+            X_rows, rng = X[rows], self._step_rng(t)
+            z_rows = self._allocate(X_rows, self._z[rows], params, rng)
+            self._z = self._z.copy()
+            self._z[rows] = z_rows
+            self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
+            seconds += time.perf_counter() - start
+            self._record(params, heldout, seconds)
+            if progress is not None:
+                progress.update(1)
+        if progress is not None:
+            progress.close()
+        self._summarise(self._z)
+        return self
+
+    @restore_on_error
+    def partial_fit(self, X, y=None):
+        """One iteration on the rows of X, a minibatch of a data set of ``total_samples`` rows.
+
+        The rows are new to the chain, with no allocation to slice from: each is drawn
+        ``∝ w_j Mult(x | phi_j)`` over the sticks, extended until the leftover mass is below
+        ``_LEFTOVER_TOLERANCE`` (1e-6). No allocations are kept between calls, so
+        ``n_components_`` and ``labels_`` refer to this minibatch, and components it leaves empty
+        are dropped only past the last one it uses. A failed call leaves the model as it was.
+        """
+        params = self._check_params()
+        if params["total_samples"] is None:
+            raise ValueError("partial_fit needs total_samples, the number of rows N used to "
+                             "scale minibatch counts by N / batch")
+        first = not hasattr(self, "theta_")
+        X = self._read(X, reset=first)
+        if first:
+            self._init_state(params, seed_sequence(self.random_state))
+            self.total_samples_ = params["total_samples"]
+        t, rng = self.n_iter_, self._step_rng(self.n_iter_)
+        z_rows = self._allocate(X, None, params, rng)
+        self._move(X, z_rows, self.total_samples_ / X.shape[0], params, t, z_rows, rng)
+        self._summarise(z_rows)
+        return self
+
+    def _init_state(self, params, seed):
+        rng = np.random.default_rng(substream(seed, _INIT, 0))
+        K, d = params["initial_components"], self.n_features_in_
+        self.random_state_ = seed
+        self.base_concentration_ = params["base"]
+        self.alpha_ = params["alpha_shape"] / params["alpha_rate"]
+        self.theta_ = scir_transition(np.ones((K, d)), np.full((K, d), params["base"]), np.inf, rng)
+        self.sticks_ = self._prior_sticks(K, rng)
+        self.n_iter_ = 0
+        self.history_ = []
+
+    def _prior_sticks(self, n, rng):
+        """``n`` stick pairs drawn from the prior: Gamma(1) x Gamma(alpha_)."""
+        return scir_transition(np.ones((n, 2)), np.tile([1.0, self.alpha_], (n, 1)), np.inf, rng)
+
+    def _order(self, epoch, n_rows):
+        return np.random.default_rng(substream(self.random_state_, _ORDER, epoch)).permutation(n_rows)
+
+    @staticmethod
+    def _log_weights(sticks):
+        """log w_j (J,) of the stick pairs (J, 2), and the log leftover mass log prod (1 - v_j)."""
+        log_sticks = np.log(sticks)
+        log_total = np.logaddexp(log_sticks[:, 0], log_sticks[:, 1])
+        log_v, log_1mv = log_sticks[:, 0] - log_total, log_sticks[:, 1] - log_total
+        before = np.concatenate([[0.0], np.cumsum(log_1mv)])
+        return log_v + before[:-1], before[-1]
+
+    def _step_rng(self, t):
+        """The generator of iteration t: every draw of an iteration comes from it."""
+        return np.random.default_rng(substream(self.random_state_, _STEP, t))
+
+    def _allocate(self, X, z, params, rng):
+        """Steps 1-3 of the module docstring on rows X with current components z: returns the
+        new components of the rows (sticks and components are extended as needed). ``z`` None:
+        rows new to the chain, drawn ∝ w_j Mult(x | phi_j) (see ``partial_fit``)."""
+        log_w, log_rest = self._log_weights(self.sticks_)
+        if z is None:
+            log_slice = np.full(X.shape[0], -np.inf)
+            lowest = np.log(_LEFTOVER_TOLERANCE)
+        else:
+            log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
+            lowest = log_slice.min()
+        while log_rest > lowest:
+            new = self._prior_sticks(_NEW_STICKS, rng)
+            self.sticks_ = np.vstack([self.sticks_, new])
+            self.theta_ = np.vstack([self.theta_, scir_transition(
+                np.ones((_NEW_STICKS, self.n_features_in_)),
+                np.full((_NEW_STICKS, self.n_features_in_), params["base"]), np.inf, rng)])
+            log_w, log_rest = self._log_weights(self.sticks_)
+        log_phi = np.log(to_simplex(self.theta_))
+        z_new = np.empty(X.shape[0], dtype=np.int64)
+        missing = slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64),
+                                 X.data.astype(np.float64), log_phi, log_w, log_slice,
+                                 rng.random(X.shape[0]), z_new, z is None, params["n_jobs"])
+        if missing:  # cannot happen: w_z >= u_i always holds for the row's own component
+            raise RuntimeError(f"{missing} rows found no component above their slice")
+        return z_new
+
+    def _move(self, X, z, scale, params, t, z_all, rng):
+        """Steps 4-6: truncate, redraw empty components, move sticks and components by the
+        counts of rows X (allocations z) scaled by ``scale``, then alpha. ``z_all``: every row
+        whose allocation the chain keeps (decides truncation and emptiness)."""
+        J = int(z_all.max()) + 1
+        occupancy = np.bincount(z_all, minlength=J)
+        sticks, theta = self.sticks_[:J], self.theta_[:J]
+        empty = np.flatnonzero(occupancy == 0)
+        if empty.size and z_all is not z:   # fit: rows absent from S still count as members
+            theta = theta.copy()
+            theta[empty] = scir_transition(np.ones((empty.size, theta.shape[1])),
+                                           np.full((empty.size, theta.shape[1]), params["base"]),
+                                           np.inf, rng)
+        members = np.bincount(z, minlength=J) * scale
+        after = np.concatenate([np.cumsum(members[::-1])[::-1][1:], [0.0]])
+        stick_counts = np.column_stack([members, after])
+        stick_prior = np.tile([1.0, self.alpha_], (J, 1))
+        indicator = sp.csr_matrix((np.full(z.size, scale), (z, np.arange(z.size))),
+                                  shape=(J, z.size))
+        component_counts = (indicator @ X).toarray()
+        if self.sampler == "gibbs":
+            self.sticks_ = scir_transition(sticks, stick_prior + stick_counts, np.inf, rng,
+                                           params["n_jobs"])
+            self.theta_ = scir_transition(theta, params["base"] + component_counts, np.inf, rng,
+                                          params["n_jobs"])
+        else:
+            for name in ("stick_sampler", "component_sampler"):
+                params[name].t = t
+            self.sticks_ = params["stick_sampler"].step(sticks, stick_prior, stick_counts, rng)
+            self.theta_ = params["component_sampler"].step(theta, params["base"],
+                                                           component_counts, rng)
+        log_sticks = np.log(self.sticks_)
+        log_1mv = log_sticks[:, 1] - np.logaddexp(log_sticks[:, 0], log_sticks[:, 1])
+        self.alpha_ = float(rng.gamma(params["alpha_shape"] + J,
+                                      1.0 / (params["alpha_rate"] - log_1mv.sum())))
+        self.n_iter_ = t + 1
+
+    def _summarise(self, z):
+        """Fitted attributes of the occupied components, given the kept allocations z."""
+        J = self.sticks_.shape[0]
+        occupied = np.flatnonzero(np.bincount(z, minlength=J))
+        log_w, _ = self._log_weights(self.sticks_)
+        self._occupied = occupied
+        self.n_components_ = occupied.size
+        self.weights_ = np.exp(log_w[occupied] - logsumexp(log_w[occupied]))
+        self.components_ = to_simplex(self.theta_[occupied])
+        relabel = np.full(J, -1)
+        relabel[occupied] = np.arange(occupied.size)
+        self.labels_ = relabel[z]
+
+    def _record(self, params, heldout, seconds):
+        every = params["evaluate_every"]
+        if not every or self.n_iter_ % every:
+            return
+        self._summarise(self._z)
+        entry = dict(iteration=self.n_iter_, seconds=seconds, alpha=self.alpha_,
+                     n_components=self.n_components_,
+                     score=None if heldout is None else self.score(heldout))
+        self.history_.append(entry)
+        if self.verbose >= 2:
+            score = "" if entry["score"] is None else f", held-out score {entry['score']:.4f}"
+            print(f"iteration {entry['iteration']}: {entry['seconds']:.1f} s, alpha "
+                  f"{entry['alpha']:.3g}, {entry['n_components']} components{score}")
+
+    def _progress(self, total):
+        if not self.verbose:
+            return None
+        return tqdm()(total=total, desc=f"DP mixture ({self.sampler})", unit="iter")
+
+    # ---------------------------------------------------------------- inference
+    def score_samples(self, X):
+        """Log predictive density of each row (n_rows,) under the current state, with the
+        multinomial coefficient: ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]``
+        over the represented sticks j, the leftover mass ``w_rest`` scored by the base measure's
+        Dirichlet-multinomial (the mixture of the unrepresented components)."""
+        X = self._read(X, reset=False)
+        log_w, log_rest = self._log_weights(self.sticks_)
+        log_joint = np.asarray(X @ np.log(to_simplex(self.theta_)).T) + log_w
+        base, d = self.base_concentration_, X.shape[1]
+        totals = np.asarray(X.sum(axis=1)).ravel()
+        log_base = (gammaln(d * base) - gammaln(d * base + totals)
+                    + _row_sums(X, gammaln(base + X.data) - gammaln(base)))
+        log_joint = np.column_stack([log_joint, log_rest + log_base])
+        return logsumexp(log_joint, axis=1) + log_multinomial_coefficient(X)
+
+    def score(self, X, y=None):
+        """Mean log predictive density per row (``score_samples``, with the multinomial
+        coefficient) under the current state; higher is better."""
+        return float(np.mean(self.score_samples(X)))
+
+    def predict_proba(self, X):
+        """(n_rows, n_components_) probabilities of the occupied components,
+        ``∝ weights_ * Mult(x | components_)``."""
+        check_is_fitted(self, "components_")
+        X = self._read(X, reset=False)
+        log_joint = np.asarray(X @ np.log(self.components_).T) + np.log(self.weights_)
+        return np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """The most probable occupied component of each row (indices into ``components_``)."""
+        return np.argmax(self.predict_proba(X), axis=1)
+
+    def fit_predict(self, X, y=None, **kwargs):
+        """``fit(X)``, then the training rows' ``labels_`` (their sampled components)."""
+        return self.fit(X, **kwargs).labels_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.input_tags.categorical = True  # integer counts
+        return tags

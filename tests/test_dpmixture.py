@@ -1,0 +1,293 @@
+"""DPMixture: recovery of a known mixture, scores against closed forms, reproducibility,
+numerical guards, bad input, scikit-learn conventions, the msweb reader."""
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import logsumexp
+from scipy.stats import dirichlet_multinomial, multinomial
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from simplexsg import DPMixture
+from simplexsg.datasets import load_msweb, make_multinomial_mixture
+
+SAMPLERS = ["scir", "sgrld", "gibbs"]
+
+
+@pytest.fixture(scope="module")
+def mixture():
+    """2000 rows of 20 counts over 100 categories from 5 sparse multinomials."""
+    return make_multinomial_mixture(2000, 100, 5, concentration=0.05, row_length=20,
+                                    random_state=1)
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_recovers_known_mixture(mixture, sampler):
+    """5 occupied components with >= 1% of the rows, adjusted Rand index >= 0.9; for SCIR and
+    Gibbs, weights within 0.05 of the truth (the 2000 labels alone give a standard error of
+    0.009). SGRLD's tuned stick step (5e-3) needs ~1/h = 200 iterations just to relax the
+    sticks from their prior scale to the counts' (~400), so its weights are still moving."""
+    X, labels, components, weights = mixture
+    dp = DPMixture(sampler, batch_size=200, max_iter=300, random_state=0).fit(X)
+    sizes = np.bincount(dp.labels_, minlength=dp.n_components_)
+    assert np.sum(sizes >= 0.01 * X.shape[0]) == 5
+    assert adjusted_rand_score(labels, dp.labels_) >= 0.9
+    big = np.sort(dp.weights_[sizes >= 0.01 * X.shape[0]])
+    if sampler != "sgrld":
+        assert np.allclose(big / big.sum(), np.sort(weights), atol=0.05)
+    assert np.allclose(dp.components_.sum(axis=1), 1.0)
+    assert np.isclose(dp.weights_.sum(), 1.0)
+
+
+def test_predict_matches_training_labels(mixture):
+    X, labels, _, _ = mixture
+    dp = DPMixture(batch_size=200, max_iter=200, random_state=0).fit(X)
+    proba = dp.predict_proba(X)
+    assert proba.shape == (X.shape[0], dp.n_components_)
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    assert adjusted_rand_score(labels, dp.predict(X)) >= 0.9
+    assert np.mean(dp.predict(X) == dp.labels_) >= 0.95
+
+
+def _state(theta, sticks, base):
+    dp = DPMixture(base_concentration=base)
+    dp.n_features_in_ = theta.shape[1]
+    dp.theta_, dp.sticks_, dp.base_concentration_ = theta, sticks, base
+    return dp
+
+
+def test_score_samples_is_the_predictive_density():
+    """score_samples = log(sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)), checked against
+    scipy's multinomial and Dirichlet-multinomial pmfs and the stick-breaking weights."""
+    rng = np.random.default_rng(0)
+    theta, sticks = rng.gamma(1.0, size=(3, 4)), rng.gamma(2.0, size=(3, 2))
+    X = np.array([[2, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 5]])
+    dp = _state(theta, sticks, 0.7)
+    v = sticks[:, 0] / sticks.sum(axis=1)
+    w = v * np.concatenate([[1.0], np.cumprod(1 - v)[:-1]])
+    phi = theta / theta.sum(axis=1, keepdims=True)
+    expected = [np.log(sum(w[j] * multinomial.pmf(x, x.sum(), phi[j]) for j in range(3))
+                       + np.prod(1 - v) * dirichlet_multinomial.pmf(x, np.full(4, 0.7), x.sum()))
+                for x in X]
+    assert np.allclose(dp.score_samples(sp.csr_matrix(X)), expected, rtol=1e-12)
+    assert np.isclose(dp.score(X), np.mean(expected))
+
+
+def test_predict_proba_is_bayes_rule():
+    rng = np.random.default_rng(1)
+    X, _, _, _ = make_multinomial_mixture(50, 6, 2, random_state=2)
+    dp = DPMixture(batch_size=10, max_iter=20, random_state=0).fit(X)
+    log_joint = (np.log(dp.weights_) + np.array(
+        [[multinomial.logpmf(x, x.sum(), p) for p in dp.components_] for x in X.toarray()]))
+    expected = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    assert np.allclose(dp.predict_proba(X), expected, atol=1e-12)
+    del rng
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_reproducible_across_runs_and_threads(mixture, sampler):
+    X = mixture[0][:600]
+    fits = [DPMixture(sampler, batch_size=100, max_iter=30, random_state=7, n_jobs=n_jobs).fit(X)
+            for n_jobs in (1, 1, 2)]
+    for other in fits[1:]:
+        assert np.array_equal(fits[0].theta_, other.theta_)
+        assert np.array_equal(fits[0].sticks_, other.sticks_)
+        assert fits[0].alpha_ == other.alpha_
+        assert np.array_equal(fits[0].labels_, other.labels_)
+    different = DPMixture(sampler, batch_size=100, max_iter=30, random_state=8).fit(X)
+    assert not np.array_equal(fits[0].theta_, different.theta_)
+
+
+@pytest.mark.parametrize("sampler,n_iter", [("scir", 10_000), ("gibbs", 10_000), ("sgrld", 3_000)])
+def test_no_nan_at_extreme_sparsity(sampler, n_iter):
+    """base_concentration 1e-3: Gamma(1e-3) draws underflow in naive code (phi = 0, log 0) and
+    a tiny alpha gives v = 1 (log(1 - v) = -inf). Every state and score stays finite."""
+    X, _, _, _ = make_multinomial_mixture(60, 30, 3, concentration=0.01, row_length=5,
+                                          random_state=3)
+    dp = DPMixture(sampler, base_concentration=1e-3, alpha_prior=(1.0, 20.0), batch_size=20,
+                   max_iter=n_iter, random_state=0, evaluate_every=max(1, n_iter // 100))
+    dp.fit(X, X_heldout=X)
+    for array in (dp.theta_, dp.sticks_, dp.components_, dp.weights_, dp.predict_proba(X)):
+        assert np.all(np.isfinite(array))
+    assert np.all(dp.theta_ > 0) and np.all(dp.sticks_ > 0)
+    assert all(np.isfinite(h["alpha"]) and h["alpha"] > 0 and np.isfinite(h["score"])
+               for h in dp.history_)
+    assert len(dp.history_) == 100
+
+
+def test_history_records_iterations(mixture):
+    X = mixture[0]
+    dp = DPMixture(batch_size=500, max_iter=20, evaluate_every=5, random_state=0)
+    dp.fit(X[:1500], X_heldout=X[1500:])
+    assert [h["iteration"] for h in dp.history_] == [5, 10, 15, 20]
+    assert all(h["score"] < 0 and h["n_components"] >= 1 and h["alpha"] > 0 for h in dp.history_)
+    seconds = [h["seconds"] for h in dp.history_]
+    assert seconds == sorted(seconds)
+    assert DPMixture(max_iter=3).fit(X).history_ == []
+
+
+def test_partial_fit_streams_minibatches(mixture):
+    X, labels, _, _ = mixture
+    dp = DPMixture(batch_size=200, total_samples=X.shape[0], random_state=0)
+    for _ in range(15):
+        for start in range(0, X.shape[0], 200):
+            dp.partial_fit(X[start:start + 200])
+    assert dp.n_iter_ == 150
+    assert adjusted_rand_score(labels, dp.predict(X)) >= 0.9
+    with pytest.raises(ValueError, match="total_samples"):
+        DPMixture().partial_fit(X)
+
+
+def test_pickle_round_trip_continues(mixture):
+    X = mixture[0][:400]
+    dp = DPMixture(batch_size=100, max_iter=10, total_samples=400, random_state=0).fit(X)
+    copy = pickle.loads(pickle.dumps(dp))
+    assert np.array_equal(copy.predict_proba(X), dp.predict_proba(X))
+    assert copy.score(X) == dp.score(X)
+    copy.partial_fit(X[:100])
+    dp.partial_fit(X[:100])
+    assert np.array_equal(copy.theta_, dp.theta_)
+
+
+def test_empty_rows_are_allowed():
+    X, _, _, _ = make_multinomial_mixture(100, 10, 2, random_state=0)
+    X = sp.vstack([X, sp.csr_matrix((5, 10), dtype=np.int64)]).tocsr()
+    dp = DPMixture(batch_size=50, max_iter=20, random_state=0).fit(X)
+    assert np.all(np.isfinite(dp.score_samples(X)))
+    proba = dp.predict_proba(X[-5:])
+    assert np.allclose(proba, dp.weights_)          # no counts: the weights alone
+
+
+@pytest.mark.parametrize("X,message", [
+    (np.array([[1, -1], [0, 2]]), "Negative values"),
+    (np.array([[1, 0.5], [0, 2]]), "integer counts"),
+    (np.array([[1, np.nan], [0, 2]]), "NaN"),
+    (np.zeros((3, 2)), "every row is empty"),
+    (np.array([1, 2, 3]), "2D array"),
+    ("counts", "2D array"),
+])
+def test_bad_input_raises_and_keeps_the_fit(mixture, X, message):
+    dp = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
+    saved = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(dp).items()}
+    with pytest.raises((ValueError, TypeError), match=message):
+        dp.fit(X)
+    for key, value in saved.items():
+        assert np.array_equal(getattr(dp, key), value) if isinstance(value, np.ndarray) \
+            else getattr(dp, key) == value
+
+
+def test_feature_mismatch_raises(mixture):
+    dp = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
+    for method in (dp.predict, dp.predict_proba, dp.score):
+        with pytest.raises(ValueError, match="features"):
+            method(np.ones((2, 7), dtype=int))
+    dp.set_params(total_samples=300)
+    theta = dp.theta_
+    with pytest.raises(ValueError, match="features"):
+        dp.partial_fit(np.ones((2, 7), dtype=int))
+    assert dp.theta_ is theta
+
+
+@pytest.mark.parametrize("params,message", [
+    (dict(sampler="em"), "sampler"),
+    (dict(base_concentration=0.0), "base_concentration"),
+    (dict(base_concentration=np.inf), "base_concentration"),
+    (dict(alpha_prior=(1.0,)), "alpha_prior"),
+    (dict(alpha_prior=(1.0, -2.0)), "alpha_prior rate"),
+    (dict(initial_components=0), "initial_components"),
+    (dict(batch_size=0), "batch_size"),
+    (dict(step_size=-0.1), "step_size"),
+    (dict(stick_step_size=0.0), "stick_step_size"),
+    (dict(max_iter=1.5), "max_iter"),
+    (dict(n_jobs=0), "n_jobs"),
+])
+def test_bad_parameters_raise(mixture, params, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        DPMixture(max_iter=2, **params).fit(mixture[0][:50])
+
+
+@parametrize_with_checks([DPMixture(batch_size=10, max_iter=5, initial_components=3)],
+                         expected_failed_checks=lambda est: {
+    "check_fit_score_takes_y": "partial_fit needs total_samples",
+    "check_n_features_in_after_fitting": "partial_fit needs total_samples",
+    "check_estimators_partial_fit_n_features": "partial_fit needs total_samples",
+    "check_clustering": "the check standardises X; a multinomial mixture needs counts",
+    "check_estimator_sparse_array": "the check takes predict_proba for a classifier's",
+    "check_estimator_sparse_matrix": "the check takes predict_proba for a classifier's",
+})
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_clone_keeps_parameters():
+    dp = DPMixture("gibbs", base_concentration=0.2, alpha_prior=(2.0, 3.0))
+    assert clone(dp).get_params() == dp.get_params()
+
+
+# ---------------------------------------------------------------- msweb reader
+MSWEB_SAMPLE = (
+    'I,4,"www.microsoft.com","created by getlog.pl"\r\n'
+    'T,1,"VRoot",0,0,"VRoot"\r\n'
+    'N,0,"0"\r\n'
+    'A,1002,1,"Pages, with a comma","/b"\r\n'
+    'A,1000,1,"regwiz","/regwiz"\r\n'
+    'A,1001,1,"Support Desktop","/support"\r\n'
+    'C,"10001",10001\r\n'
+    'V,1000,1\r\n'
+    'V,1002,1\r\n'
+    'C,"10002",10002\r\n'
+    'C,"10003",10003\r\n'
+    'V,1001,1\r\n'
+)
+
+
+def test_load_msweb_parses_the_uci_format(tmp_path):
+    path = tmp_path / "anonymous-msweb.data"
+    path.write_bytes(MSWEB_SAMPLE.encode())
+    data = load_msweb(path)
+    assert data.X.toarray().tolist() == [[1, 0, 1], [0, 0, 0], [0, 1, 0]]
+    assert data.attribute_ids.tolist() == [1000, 1001, 1002]
+    assert data.titles.tolist() == ["regwiz", "Support Desktop", "Pages, with a comma"]
+    assert data.urls.tolist() == ["/regwiz", "/support", "/b"]
+    assert data.user_ids.tolist() == [10001, 10002, 10003]
+    assert load_msweb(tmp_path, subset="train").X.nnz == 3      # a directory works too
+
+
+def test_load_msweb_errors(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.data"
+    bad.write_text('A,1000,1,"a","/a"\nV,1000,1\n')
+    with pytest.raises(ValueError, match="line 2: a visit before any user"):
+        load_msweb(bad)
+    bad.write_text('A,1000,1,"a","/a"\nC,"1",1\nV,1005,1\n')
+    with pytest.raises(ValueError, match="page 1005"):
+        load_msweb(bad)
+    with pytest.raises(FileNotFoundError, match="no file"):
+        load_msweb(tmp_path / "missing.data")
+    with pytest.raises(ValueError, match="subset"):
+        load_msweb(tmp_path, subset="validation")
+    monkeypatch.delenv("SIMPLEXSG_DATA", raising=False)
+    with pytest.raises(FileNotFoundError, match="SIMPLEXSG_DATA"):
+        load_msweb()
+
+
+def _msweb_dir():
+    root = os.environ.get("SIMPLEXSG_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+    path = Path(root) / "msweb"
+    if not (path / "anonymous-msweb.data").is_file():
+        pytest.skip(f"msweb not found at {path}: set SIMPLEXSG_DATA to the directory holding "
+                    "msweb/anonymous-msweb.{data,test}")
+    return path
+
+
+def test_real_msweb_matches_the_published_sizes():
+    path = _msweb_dir()
+    train, test = load_msweb(path, "train"), load_msweb(path, "test")
+    assert train.X.shape == (32711, 294) and train.X.sum() == 98654
+    assert test.X.shape == (5000, 294) and test.X.sum() == 15191
+    assert np.array_equal(train.attribute_ids, test.attribute_ids)
+    assert train.X.max() == 1

@@ -35,3 +35,10 @@ def check_positive_scalar(name, value):
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return float(value)
+
+
+def check_int(name, value, minimum=1):
+    """An int >= ``minimum`` (bools refused), or ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)

@@ -43,7 +43,7 @@ from ._estimator import restore_on_error
 from ._ext._dp import slice_allocate
 from ._optional import tqdm
 from ._random import seed_sequence, substream
-from ._validation import check_positive_scalar
+from ._validation import check_int, check_positive_scalar
 from .corpus import check_counts
 from .schedules import as_schedule
 from .simplex import SCIR, SGRLD, scir_transition, to_simplex
@@ -64,12 +64,6 @@ _LEFTOVER_TOLERANCE = 1e-6
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
 _INIT, _ORDER, _STEP = range(3)
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _row_sums(X, values):
@@ -166,13 +160,13 @@ class DPMixture(ClusterMixin, BaseEstimator):
             base=check_positive_scalar("base_concentration", self.base_concentration),
             alpha_shape=check_positive_scalar("alpha_prior shape", a),
             alpha_rate=check_positive_scalar("alpha_prior rate", b),
-            initial_components=_check_int("initial_components", self.initial_components, 1),
-            batch_size=_check_int("batch_size", self.batch_size, 1),
-            max_iter=_check_int("max_iter", self.max_iter, 1),
-            n_jobs=_check_int("n_jobs", self.n_jobs, 1),
-            evaluate_every=_check_int("evaluate_every", self.evaluate_every, 0),
+            initial_components=check_int("initial_components", self.initial_components, 1),
+            batch_size=check_int("batch_size", self.batch_size, 1),
+            max_iter=check_int("max_iter", self.max_iter, 1),
+            n_jobs=check_int("n_jobs", self.n_jobs, 1),
+            evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
             total_samples=(None if self.total_samples is None
-                           else _check_int("total_samples", self.total_samples, 1)),
+                           else check_int("total_samples", self.total_samples, 1)),
         )
         if defaults["cls"] is not None:
             step = defaults["step_size"] if self.step_size is None else self.step_size

@@ -15,7 +15,7 @@ from . import metrics
 from ._estimator import restore_on_error
 from ._optional import tqdm
 from ._random import seed_sequence, substream
-from ._validation import check_positive_scalar
+from ._validation import check_int, check_positive_scalar
 from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
 from .gibbs import fold_in, gibbs_topic_counts
 from .schedules import Polynomial
@@ -138,38 +138,33 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if self.local_topics not in ("sample", "mean"):
             raise ValueError(f"local_topics must be 'sample' or 'mean', got {self.local_topics!r}")
 
-        def positive_int(name, value, minimum=1):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-                raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-            return int(value)
-
         def resolved(name, value, default):
             return check_positive_scalar(name, default if value is None else value)
 
-        n_gibbs = positive_int("n_gibbs", self.n_gibbs)
+        n_gibbs = check_int("n_gibbs", self.n_gibbs)
         gibbs_burn_in = n_gibbs // 2 if self.gibbs_burn_in is None else self.gibbs_burn_in
-        gibbs_burn_in = positive_int("gibbs_burn_in", gibbs_burn_in, 0)
+        gibbs_burn_in = check_int("gibbs_burn_in", gibbs_burn_in, 0)
         if gibbs_burn_in >= n_gibbs:
             raise ValueError(f"gibbs_burn_in ({gibbs_burn_in}) must be < n_gibbs ({n_gibbs})")
         kappa = defaults["step_decay"] if self.step_decay is None else self.step_decay
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 <= kappa <= 1:
             raise ValueError(f"step_decay must lie in [0, 1], got {kappa!r}")
         params = dict(
-            n_components=positive_int("n_components", self.n_components),
+            n_components=check_int("n_components", self.n_components),
             alpha=resolved("doc_topic_prior", self.doc_topic_prior, 0.1),
             beta=resolved("topic_word_prior", self.topic_word_prior, 0.1),
-            batch_size=positive_int("batch_size", self.batch_size),
+            batch_size=check_int("batch_size", self.batch_size),
             schedule=Polynomial(resolved("step_size", self.step_size, defaults["step_size"]),
                                 resolved("step_offset", self.step_offset, defaults["step_offset"]),
                                 float(kappa)),
             n_gibbs=n_gibbs,
             gibbs_burn_in=gibbs_burn_in,
-            n_jobs=positive_int("n_jobs", self.n_jobs),
-            evaluate_every=positive_int("evaluate_every", self.evaluate_every, 0),
+            n_jobs=check_int("n_jobs", self.n_jobs),
+            evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
         )
         for name in ("max_iter", "burn_in", "total_samples"):
             value = getattr(self, name)
-            params[name] = None if value is None else positive_int(name, value, 0 if name == "burn_in" else 1)
+            params[name] = None if value is None else check_int(name, value, 0 if name == "burn_in" else 1)
         return params
 
     # ---------------------------------------------------------------- fitting

@@ -2,8 +2,10 @@
 from . import datasets, metrics, schedules, simplex
 from .dpmixture import DPMixture
 from .lda import LDA, SCIRLDA, SGRLDLDA
+from .linear import BayesianLinearRegression, BayesianLogisticRegression
 from .simplex import SCIR, SGRLD
 
 __version__ = "0.1.0.dev0"
-__all__ = ["DPMixture", "LDA", "SCIRLDA", "SGRLDLDA", "SCIR", "SGRLD", "datasets", "metrics", "schedules",
+__all__ = ["BayesianLinearRegression", "BayesianLogisticRegression",
+           "DPMixture", "LDA", "SCIRLDA", "SGRLDLDA", "SCIR", "SGRLD", "datasets", "metrics", "schedules",
            "simplex", "__version__"]

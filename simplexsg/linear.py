@@ -1,0 +1,352 @@
+"""Bayesian linear and logistic regression sampled by the SGLD family, as sklearn estimators.
+
+Thin wrappers over ``simplexsg.langevin`` (models, gradient estimators, integrators, ``sample``)
+and ``simplexsg.postprocess`` (ZV). The parameter is ``theta = (coef, intercept)``: with
+``fit_intercept`` a column of ones is appended to X and the intercept is its coefficient, under
+the same Gaussian prior N(0, prior_scale^2) as the other coefficients.
+
+**Step sizes** follow ``simplexsg.langevin``: h is the diffusion time of a step, drift
+``h * grad log pi`` and noise variance ``2 h`` (SGLD); Welling & Teh's and Baker et al.'s
+epsilon is ``2 h``. The default is ``h = STEP_SCALE / L``, so h scales as 1/N as in the
+papers, with L the largest eigenvalue of the Hessian of -log pi,
+``I / prior_scale^2 + X^T diag(w) X`` (X with its column of ones): for "sgldcv" at the centre,
+where its chain starts and stays; for the other samplers, which start at 0, the bound with w at
+its supremum (1/4 for the logistic likelihood; 1 / noise_variance for the Gaussian one, exact).
+SGHMC's h is a time step of the underdamped diffusion; its default is ``sqrt(STEP_SCALE / L)``
+with momentum decay ``h * friction = SGHMC_DECAY`` per step.
+"""
+import numbers
+import time
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._estimator import restore_on_error
+from ._random import seed_sequence
+from ._validation import check_int, check_positive_scalar
+from .langevin import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
+                       LogisticRegressionModel, MinibatchGradient, find_centre, sample)
+from .postprocess import zv_estimate
+
+__all__ = ["BayesianLogisticRegression", "BayesianLinearRegression"]
+
+SAMPLERS = ("sgld", "sgldcv", "sghmc", "sgd")
+
+#: Default step h = STEP_SCALE / L (module docstring); SGHMC: sqrt(STEP_SCALE / L).
+STEP_SCALE = 0.1
+#: Default SGHMC momentum decay per step, h * friction (Chen et al.'s alpha).
+SGHMC_DECAY = 0.1
+#: Default minibatch: BATCH_FRACTION of the data, at least MIN_BATCH rows (at most all).
+BATCH_FRACTION, MIN_BATCH = 0.01, 32
+
+# Rows of X per block in prediction, so the (rows, n_samples) temporaries stay small.
+_PREDICT_ROWS = 1024
+
+
+def _resolve_batch_size(batch_size, n_data):
+    """Rows per minibatch: an int (capped at N), a fraction in (0, 1] of N, or None (default)."""
+    if batch_size is None:
+        return min(n_data, max(MIN_BATCH, int(np.ceil(BATCH_FRACTION * n_data))))
+    if isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool):
+        return min(n_data, check_int("batch_size", batch_size, 1))
+    if isinstance(batch_size, numbers.Real) and not isinstance(batch_size, bool) \
+            and 0 < batch_size <= 1:
+        return max(1, int(np.ceil(batch_size * n_data)))
+    raise ValueError(f"batch_size must be an int >= 1, a fraction in (0, 1] or None, "
+                     f"got {batch_size!r}")
+
+
+def _largest_hessian_eigenvalue(prior_precision, design, weights):
+    """Largest eigenvalue of prior_precision I + design^T diag(weights) design, for design
+    (N, p) and weights a scalar or (N,)."""
+    root = np.sqrt(np.reshape(weights, (-1, 1)))
+    return prior_precision + np.linalg.norm(root * design, 2) ** 2
+
+
+def _residual_variance(design, y):
+    """RSS / (N - p) of the least-squares fit of y (N,) on design (N, p)."""
+    n, p = design.shape
+    if n <= p:
+        raise ValueError("noise_variance=None estimates it from the least-squares "
+                         f"residuals, which needs more rows than columns: n_samples={n}, "
+                         f"{p} columns; pass noise_variance")
+    coef = np.linalg.lstsq(design, y, rcond=None)[0]
+    variance = float(np.sum((y - design @ coef) ** 2) / (n - p))
+    if variance <= 1e-20 * np.mean(y ** 2):  # residuals 0 up to rounding (rms < 1e-10 rms(y))
+        raise ValueError("noise_variance=None: the least-squares fit is exact, so the "
+                         "residual variance is 0; pass noise_variance")
+    return variance
+
+
+_PARAMETERS = """\
+    prior_scale : float, default 1.0
+        Standard deviation sigma of the Gaussian prior N(0, sigma^2 I) of every coefficient and
+        the intercept (prior precision 1 / sigma^2; sklearn's ``C`` for the same L2 penalty is
+        sigma^2).
+    fit_intercept : bool, default True
+    sampler : {"sgldcv", "sgld", "sghmc", "sgd"}, default "sgldcv"
+        "sgldcv": SGLD with the control-variate gradient centred at the posterior mode (found
+        by L-BFGS on the full data; the chain starts there). "sgld": SGLD with minibatch
+        gradients. "sghmc": SGHMC with minibatch gradients. "sgd": constant-step SGD with
+        minibatch gradients, no noise (its iterates are not posterior samples; a baseline).
+        The last three start at theta = 0.
+    step_size : float, default None
+        Step size h (module docstring). None: ``STEP_SCALE / L``, or ``sqrt(STEP_SCALE / L)``
+        for "sghmc".
+    batch_size : int or float, default None
+        Rows per minibatch, drawn without replacement: an int (capped at the number of rows N)
+        or a fraction of N in (0, 1]. None: 1% of N, at least 32 rows.
+    n_iter : int, default 2000
+        Steps of the sampler, burn-in included.
+    burn_in : int, default None
+        Steps discarded at the start. None: 0 for "sgldcv" (its start at the mode replaces
+        burn-in), ``n_iter // 2`` otherwise.
+    thin : int, default 1
+        Keep every ``thin``-th state after burn-in.
+    friction : float, default None
+        SGHMC's friction gamma (``h * gamma < 1``). None: ``SGHMC_DECAY / h``. Ignored by the
+        other samplers.
+    zv : bool, default False
+        Estimate ``coef_`` and ``intercept_`` by first-degree zero-variance control variates
+        (``simplexsg.postprocess.zv_estimate``, coefficient ``-Var(z)^-1 Cov(z, theta)``) from
+        the kept states and the sampler's gradient estimates at them. Needs more kept samples
+        than n_features + 2; not available for "sgd", which does not target the posterior.
+    random_state : None, int, numpy SeedSequence or Generator
+        Same value and data, same samples, bit for bit.
+    verbose : int, default 0
+        > 0: a progress bar (needs tqdm).
+"""
+
+_ATTRIBUTES = """\
+    coef_samples_ : (n_kept, n_features) kept coefficient samples (n_kept = n_iter // thin
+        - burn_in // thin): those after steps thin, 2 thin, ... that exceed burn_in.
+    intercept_samples_ : (n_kept,) kept intercept samples (only if ``fit_intercept``).
+    coef_ : (n_features,) posterior-mean coefficients (the ZV estimate if ``zv``).
+    intercept_ : float, posterior-mean intercept (the ZV estimate if ``zv``); 0.0 without one.
+    centre_ : (n_features [+ 1],) the control variate's centre, the posterior mode, as
+        (coef, intercept) (only for "sgldcv").
+    step_size_, batch_size_, burn_in_ : the resolved values; friction_ for "sghmc".
+    n_features_in_ : int.
+    fit_seconds_ : wall time of ``fit`` (mode finding, sampling and ZV included).
+"""
+
+
+class _BayesianLinearModel(BaseEstimator):
+    """Sampling and prediction shared by the estimators. Subclasses define
+    ``_validate_training_data(X, y) -> (X, y)``, ``_model(prior_precision, data)`` (a
+    ``simplexsg.langevin`` model) and ``_curvature(eta)`` (the default step's curvature)."""
+
+    def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sgldcv", step_size=None,
+                 batch_size=None, n_iter=2000, burn_in=None, thin=1, friction=None, zv=False,
+                 random_state=None, verbose=0):
+        self.prior_scale = prior_scale
+        self.fit_intercept = fit_intercept
+        self.sampler = sampler
+        self.step_size = step_size
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.friction = friction
+        self.zv = zv
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ---------------------------------------------------------------- parameters
+    def _check_params(self):
+        """Validate the parameters that do not depend on the data; return them as a dict."""
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {self.sampler!r}")
+        for name in ("fit_intercept", "zv"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.zv and self.sampler == "sgd":
+            raise ValueError("zv=True needs a sampler that targets the posterior; 'sgd' adds "
+                             "no noise")
+        n_iter = check_int("n_iter", self.n_iter, 1)
+        thin = check_int("thin", self.thin, 1)
+        default_burn_in = 0 if self.sampler == "sgldcv" else n_iter // 2
+        burn_in = check_int("burn_in", default_burn_in if self.burn_in is None else self.burn_in,
+                            0)
+        if n_iter // thin <= burn_in // thin:
+            raise ValueError(f"no sample is kept: n_iter={n_iter}, burn_in={burn_in}, "
+                             f"thin={thin} (burn_in must be well below n_iter)")
+        return dict(
+            prior_precision=check_positive_scalar("prior_scale", self.prior_scale) ** -2,
+            n_iter=n_iter, thin=thin, burn_in=burn_in,
+            step_size=(None if self.step_size is None
+                       else check_positive_scalar("step_size", self.step_size)),
+            friction=(None if self.friction is None
+                      else check_positive_scalar("friction", self.friction)),
+        )
+
+    def _integrator(self, params, design, centre):
+        """The integrator with its resolved step size (and friction for SGHMC)."""
+        h = params["step_size"]
+        if h is None:
+            # The likelihood's curvature in x . theta at the centre, or its supremum (no centre).
+            w = self._curvature(None if centre is None else design @ centre)
+            L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
+            h = np.sqrt(STEP_SCALE / L) if self.sampler == "sghmc" else STEP_SCALE / L
+        self.step_size_ = float(h)
+        if self.sampler == "sghmc":
+            friction = SGHMC_DECAY / h if params["friction"] is None else params["friction"]
+            self.friction_ = float(friction)
+            return SGHMC(h, friction=friction)
+        return SGD(h) if self.sampler == "sgd" else SGLD(h)
+
+    # ---------------------------------------------------------------- fitting
+    @restore_on_error
+    def fit(self, X, y):
+        """Sample the posterior of theta given X (n_samples, n_features) and y (n_samples,)."""
+        start = time.perf_counter()
+        for name in [key for key in vars(self) if key.endswith("_")]:
+            delattr(self, name)  # the previous fit's attributes (restored if this fit fails)
+        params = self._check_params()
+        X, y = self._validate_training_data(X, y)
+        n, d = X.shape
+        data = (np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X, y)
+        model = self._model(params["prior_precision"], data)
+        self.batch_size_ = _resolve_batch_size(self.batch_size, n)
+        self.burn_in_ = params["burn_in"]
+        if self.sampler == "sgldcv":
+            self.centre_ = find_centre(model, data)
+            estimator = ControlVariateGradient(self.centre_, self.batch_size_)
+        else:
+            estimator = MinibatchGradient(self.batch_size_)
+        integrator = self._integrator(params, data[0], getattr(self, "centre_", None))
+        result = sample(model, data, estimator, integrator, params["n_iter"],
+                        random_state=seed_sequence(self.random_state), store_gradients=self.zv,
+                        thin=params["thin"], verbose=self.verbose)
+        skip = params["burn_in"] // params["thin"]
+        theta = result.chain[skip:]
+        mean = zv_estimate(theta, result.gradients[skip:]).mean if self.zv else theta.mean(axis=0)
+        self.coef_samples_, self.coef_ = np.ascontiguousarray(theta[:, :d]), mean[:d]
+        if self.fit_intercept:
+            self.intercept_samples_, self.intercept_ = theta[:, d].copy(), float(mean[d])
+        else:
+            self.intercept_ = 0.0
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    # ---------------------------------------------------------------- prediction
+    def _validated(self, X):
+        check_is_fitted(self, "coef_samples_")
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def _linear_predictor_samples(self, X):
+        """Blocks (rows, n_kept) of x . theta_k over the kept samples, for validated X."""
+        intercepts = getattr(self, "intercept_samples_", 0.0)
+        for start in range(0, X.shape[0], _PREDICT_ROWS):
+            yield X[start:start + _PREDICT_ROWS] @ self.coef_samples_.T + intercepts
+
+
+class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
+    __doc__ = f"""Binary Bayesian logistic regression sampled by SGLD-CV, SGLD, SGHMC or SGD.
+
+    P(y = classes_[1] | x) = sigmoid(x . coef + intercept), coefficients and intercept a priori
+    iid N(0, prior_scale^2). ``predict_proba`` averages the sigmoid over the posterior samples
+    (not the sigmoid of the posterior mean); ``predict`` picks the more probable class.
+    ``zv`` changes ``coef_`` and ``intercept_`` only, not ``predict_proba``. Step sizes and
+    their defaults: ``simplexsg.linear`` module docstring.
+
+    Parameters
+    ----------
+{_PARAMETERS}
+    Attributes
+    ----------
+{_ATTRIBUTES}    classes_ : (2,) the class labels, sorted; y = classes_[1] is the positive class.
+    """
+
+    def _validate_training_data(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y = np.unique(y, return_inverse=True)
+        if len(self.classes_) != 2:
+            raise ValueError("Only binary classification is supported: y must have exactly 2 "
+                             f"classes, got {len(self.classes_)} class(es): {self.classes_[:5]}")
+        return X, y.astype(np.float64)
+
+    def _model(self, prior_precision, data):
+        return LogisticRegressionModel(prior_precision=prior_precision)
+
+    def _curvature(self, eta):
+        """-d^2/d eta^2 log p(y | eta) at eta = x . theta, (N,); its supremum 1/4 for None."""
+        return 0.25 if eta is None else expit(eta) * expit(-eta)
+
+    def predict_proba(self, X):
+        """Posterior predictive probabilities (n_samples, 2) of ``classes_``: the mean over
+        the kept samples theta_k of sigmoid(x . theta_k)."""
+        X = self._validated(X)
+        p = np.concatenate([expit(eta).mean(axis=1) for eta in self._linear_predictor_samples(X)])
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """The more probable class under ``predict_proba`` (ties to classes_[0])."""
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
+    __doc__ = f"""Bayesian linear regression sampled by SGLD-CV, SGLD, SGHMC or SGD.
+
+    y ~ N(x . coef + intercept, noise_variance), coefficients and intercept a priori iid
+    N(0, prior_scale^2). The posterior is Gaussian, known in closed form
+    (``simplexsg.langevin.LinearRegressionModel.posterior``), which makes this estimator a
+    check of the samplers. ``predict`` is the posterior-mean prediction
+    ``X @ coef_ + intercept_`` (ZV-corrected if ``zv``). Step sizes and their defaults:
+    ``simplexsg.linear`` module docstring.
+
+    Parameters
+    ----------
+    noise_variance : float, default None
+        Variance of y around x . theta, fixed while sampling. None: the residual variance of
+        the least-squares fit, RSS / (N - p), p the number of columns (intercept included): a
+        plug-in estimate, whose uncertainty the posterior ignores.
+{_PARAMETERS}
+    Attributes
+    ----------
+{_ATTRIBUTES}    noise_variance_ : float, the noise variance used.
+    """
+
+    def __init__(self, *, prior_scale=1.0, noise_variance=None, fit_intercept=True,
+                 sampler="sgldcv", step_size=None, batch_size=None, n_iter=2000, burn_in=None,
+                 thin=1, friction=None, zv=False, random_state=None, verbose=0):
+        super().__init__(prior_scale=prior_scale, fit_intercept=fit_intercept, sampler=sampler,
+                         step_size=step_size, batch_size=batch_size, n_iter=n_iter,
+                         burn_in=burn_in, thin=thin, friction=friction, zv=zv,
+                         random_state=random_state, verbose=verbose)
+        self.noise_variance = noise_variance
+
+    def _validate_training_data(self, X, y):
+        return validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+
+    def _model(self, prior_precision, data):
+        if self.noise_variance is None:
+            self.noise_variance_ = _residual_variance(*data)
+        else:
+            self.noise_variance_ = check_positive_scalar("noise_variance", self.noise_variance)
+        return LinearRegressionModel(prior_precision=prior_precision,
+                                     noise_precision=1.0 / self.noise_variance_)
+
+    def _curvature(self, eta):
+        """-d^2/d eta^2 log p(y | eta) = 1 / noise_variance_, whatever eta."""
+        return 1.0 / self.noise_variance_
+
+    def predict(self, X, return_std=False):
+        """Posterior-mean prediction (n_samples,); with ``return_std``, also the posterior
+        predictive standard deviation sqrt(Var_k(x . theta_k) + noise_variance_)."""
+        X = self._validated(X)
+        mean = X @ self.coef_ + self.intercept_
+        if not return_std:
+            return mean
+        var = np.concatenate([eta.var(axis=1) for eta in self._linear_predictor_samples(X)])
+        return mean, np.sqrt(var + self.noise_variance_)

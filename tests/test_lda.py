@@ -60,12 +60,23 @@ def test_recovers_known_topics(synthetic, estimator):
 def test_scir_beats_sgrld_on_the_bundled_corpus():
     # The paper's Figure 3a at the default priors (alpha = beta = 0.1), each sampler with its
     # default step sizes, 100 steps of 50 documents; SCIR is lower on every one of 3 seeds.
-    # Measured (full defaults, 200 steps): SCIR ~3640, SGRLD ~3890 (benchmarks/lda_scir_vs_sgrld.py).
+    # Measured (full defaults, 200 steps, 3 seeds): SCIR ~3460, SGRLD ~3890
+    # (benchmarks/lda_scir_vs_sgrld.py).
     data = load_wiki_sample()
     for seed in range(3):
         scir, sgrld = (cls(20, max_iter=25, n_jobs=2, random_state=seed).fit(data.X_train)
                        for cls in (SCIRLDA, SGRLDLDA))
         assert scir.perplexity(data.X_test) < sgrld.perplexity(data.X_test), seed
+
+
+@pytest.mark.parametrize("n_docs, batch, passes", [(200, 50, 50), (600, 50, 17), (5000, 100, 4), (5001, 101, 4)])
+def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes):
+    # batch_size=None: max(50, ceil(D / 50)); max_iter=None: passes for >= 200 steps
+    X = sp.csr_array(np.ones((n_docs, 4), dtype=np.int64))
+    lda = SCIRLDA(2, n_gibbs=1, gibbs_burn_in=0, random_state=0).fit(X)
+    steps_per_pass = -(-n_docs // batch)
+    assert (lda.batch_size_, lda.n_iter_) == (batch, passes)
+    assert lda.n_batch_iter_ == passes * steps_per_pass and lda.n_documents_seen_ == passes * n_docs
 
 
 def test_components_and_transform_are_distributions(synthetic):

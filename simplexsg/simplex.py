@@ -84,11 +84,14 @@ class _SimplexSampler:
     """Shared validation, schedule and step counter of the simplex samplers.
 
     ``step_size`` is a float > 0 or a schedule from ``simplexsg.schedules`` (a callable of the
-    step counter ``t``). ``t`` counts the steps taken and advances with each ``step``.
+    step counter ``t``); a number is checked here, at construction (``ValueError`` naming
+    ``step_size`` if it is not finite and > 0, ``TypeError`` if it is not a number), a schedule's
+    values at each step. ``t`` counts the steps taken and advances with each ``step``.
     ``n_jobs``: threads for large arrays (SCIR); the result does not depend on it.
     """
 
     def __init__(self, step_size=0.1, n_jobs=1):
+        as_schedule(step_size, "step_size")
         self.step_size = step_size
         self.n_jobs = n_jobs
         self.t = 0

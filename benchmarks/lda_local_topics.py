@@ -36,11 +36,9 @@ Everything is repeated for ``--seeds`` seeds (corpus and chains); tables show me
     python benchmarks/lda_local_topics.py --out benchmarks/results/lda_local_topics.json
 """
 import argparse
-import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -48,9 +46,9 @@ from scipy.optimize import linear_sum_assignment
 from simplexsg import LDA
 from simplexsg._optional import pyplot
 from simplexsg.datasets import make_lda_corpus
-from simplexsg.gibbs import fold_in
-from simplexsg.metrics import completion_split, document_completion_score
 from simplexsg.simplex import to_simplex
+
+from _common import completion_perplexity, write_results
 
 K, W, D_TRAIN, D_TEST, DOC_LENGTH = 5, 100, 150, 50, 20
 ALPHA, TRUE_BETA, BETAS = 0.1, 0.1, (0.01, 0.1)
@@ -151,17 +149,8 @@ def match(topics, reference):
 
 
 def perplexity_fn(X_test):
-    observed, heldout = completion_split(X_test, random_state=0)
-
-    def gibbs(topics, alpha, X):
-        return fold_in(topics, alpha, X, n_sweeps=100, burn_in=50,
-                       seed=np.random.SeedSequence(0))
-
-    def perplexity(topics):
-        topics = topics / topics.sum(axis=1, keepdims=True)
-        return document_completion_score(topics, ALPHA, observed, heldout,
-                                         fold_in=gibbs).perplexity
-    return perplexity
+    perplexity = completion_perplexity(X_test)
+    return lambda topics: perplexity(topics, ALPHA)
 
 
 def run_seed(seed, beta, args):
@@ -297,11 +286,7 @@ def main():
                   f"{row['sample_avg_tv'] if 'sample_avg_tv' in row else float('nan'):6.3f} "
                   f"{row['perplexity']:7.2f} {100 * row['perplexity_rel_diff']:+7.2f} "
                   f"{row.get('spread_ratio', float('nan')):8.2f} {row['seconds']:6.1f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    plot(results, out.with_suffix(".png"))
-    print(f"written {out} and {out.with_suffix('.png')}")
+    write_results(results, args.out, plot)
 
 
 if __name__ == "__main__":

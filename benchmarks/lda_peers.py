@@ -19,19 +19,18 @@ evaluation. Add one by adding it to ``METHODS`` with its budgets.
     python benchmarks/lda_peers.py --seeds 3 --out benchmarks/results/lda_peers.json
 """
 import argparse
-import json
 import logging
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 
 from simplexsg import LDA
 from simplexsg.datasets import load_wiki_sample
-from simplexsg.gibbs import fold_in
-from simplexsg.metrics import completion_split, document_completion_score
+from simplexsg.metrics import fixed_point_fold_in
+
+from _common import completion_perplexity, tomotopy_model, tomotopy_topics, write_results
 
 K, ALPHA, BETAS = 20, 0.1, (0.01, 0.1)
 # notes/targets.md, same data, split and fixed-point evaluator, beta = 0.01 (one run each)
@@ -83,21 +82,11 @@ def tomotopy_lda(X, seed, beta, budget):
     tomotopy only knows the words of its training documents; a word it never saw gets its
     smoothing value, so phi_kw = (n_kw + beta) / (n_k + W beta) over our full vocabulary W.
     """
-    import tomotopy as tp
-
     start = time.perf_counter()
-    model = tp.LDAModel(k=K, alpha=ALPHA, eta=beta, seed=seed)
-    for d in range(X.shape[0]):
-        row = slice(X.indptr[d], X.indptr[d + 1])
-        model.add_doc(np.repeat(X.indices[row], X.data[row]).astype(str).tolist())
-    model.optim_interval = 0
+    model = tomotopy_model(X, K, ALPHA, beta, seed)
     model.train(budget, workers=1)
     seconds = time.perf_counter() - start
-    columns = np.array(model.used_vocabs, dtype=np.int64)
-    weights = np.full((K, X.shape[1]), beta)
-    for k in range(K):
-        weights[k, columns] = model.get_topic_word_dist(k, normalize=False)  # n_kw + beta
-    return _normalise(weights), ALPHA, seconds
+    return tomotopy_topics(model, X.shape[1], beta), ALPHA, seconds
 
 
 def lda_package(X, seed, beta, budget):
@@ -139,14 +128,8 @@ METHODS = {
 
 
 def evaluators(X_test):
-    observed, heldout = completion_split(X_test, random_state=0)
-
-    def gibbs(topics, alpha, X):
-        return fold_in(topics, alpha, X, n_sweeps=100, burn_in=50, seed=np.random.SeedSequence(0))
-
-    return {name: (lambda topics, alpha, f=f: document_completion_score(
-        topics, alpha, observed, heldout, fold_in=f).perplexity)
-        for name, f in (("gibbs", gibbs), ("fixed_point", None))}
+    return {"gibbs": completion_perplexity(X_test),
+            "fixed_point": completion_perplexity(X_test, fold_in=fixed_point_fold_in)}
 
 
 def plot(results, path):
@@ -210,11 +193,7 @@ def main():
                 print(f"{name:>15} {beta:5} {budget:6} {point['median_seconds']:8.2f} "
                       f"{point['median_perplexity']:10.0f} {point['median_fixed_point']:9.0f}",
                       flush=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    plot(results, out.with_suffix(".png"))
-    print(f"written {out} and {out.with_suffix('.png')}")
+    write_results(results, args.out, plot)
 
 
 if __name__ == "__main__":

@@ -28,12 +28,10 @@ Seconds: training (plus tomotopy's input conversion), not evaluation.
     python benchmarks/lda_synthetic.py --out benchmarks/results/lda_synthetic.json
 """
 import argparse
-import json
 import os
 import platform
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -41,8 +39,9 @@ from scipy.optimize import linear_sum_assignment
 from simplexsg import SCIRLDA, SGRLDLDA
 from simplexsg._optional import pyplot
 from simplexsg.datasets import make_lda_corpus
-from simplexsg.gibbs import fold_in
-from simplexsg.metrics import completion_split, document_completion_score
+
+from _common import (EVALUATION, completion_perplexity, tomotopy_model, tomotopy_topics,
+                     write_results)
 
 K, ALPHA, BETA, DOC_LENGTH, N_JOBS = 20, 0.1, 0.01, 100, 2
 BAD_TV = 0.3
@@ -61,14 +60,8 @@ def _simplexsg(cls, **kwargs):
 def tomotopy_lda(iterations):
     """Fits once, returns the topics after each cumulative iteration count in ``iterations``."""
     def fit(X, seed):
-        import tomotopy as tp
-
         start = time.perf_counter()
-        model = tp.LDAModel(k=K, alpha=ALPHA, eta=BETA, seed=seed)
-        for d in range(X.shape[0]):
-            row = slice(X.indptr[d], X.indptr[d + 1])
-            model.add_doc(np.repeat(X.indices[row], X.data[row]).astype(str).tolist())
-        model.optim_interval = 0
+        model = tomotopy_model(X, K, ALPHA, BETA, seed)
         # tomotopy warns that results depend on the number of workers; known, and accepted
         warnings.filterwarnings("ignore", message="The training result may differ",
                                 category=RuntimeWarning)
@@ -77,11 +70,7 @@ def tomotopy_lda(iterations):
             model.train(total - done, workers=N_JOBS)
             done = total
             seconds = time.perf_counter() - start
-            columns = np.array(model.used_vocabs, dtype=np.int64)
-            weights = np.full((K, X.shape[1]), BETA)
-            for k in range(K):
-                weights[k, columns] = model.get_topic_word_dist(k, normalize=False)
-            out.append((weights / weights.sum(axis=1, keepdims=True), ALPHA, seconds))
+            out.append((tomotopy_topics(model, X.shape[1], BETA), ALPHA, seconds))
         return out
     return fit
 
@@ -109,15 +98,7 @@ def run_seed(seed, args, names):
                                         doc_length=DOC_LENGTH, doc_topic_prior=ALPHA,
                                         topic_word_prior=BETA, random_state=seed)
     X_train, X_test = X[:args.docs], X[args.docs:]
-    observed, heldout = completion_split(X_test, random_state=0)
-
-    def gibbs(topics, alpha, X):
-        return fold_in(topics, alpha, X, n_sweeps=100, burn_in=50,
-                       seed=np.random.SeedSequence(0), n_jobs=N_JOBS)
-
-    def perplexity(topics, alpha):
-        return document_completion_score(topics, alpha, observed, heldout,
-                                         fold_in=gibbs).perplexity
+    perplexity = completion_perplexity(X_test, n_jobs=N_JOBS)
 
     true_perp = perplexity(true_topics, ALPHA)
     out = {"true_topics": dict(perplexity=true_perp, n_train_tokens=int(X_train.sum()),
@@ -172,8 +153,7 @@ def main():
         "data": f"make_lda_corpus({args.docs} + {args.test_docs} docs, W={args.words}, K={K}, "
                 f"doc_length={DOC_LENGTH}, doc_topic_prior={ALPHA}, topic_word_prior={BETA}, "
                 "random_state=seed); first rows train, rest test",
-        "evaluation": "document_completion_score on completion_split(X_test, random_state=0), "
-                      "Gibbs fold-in (100 sweeps, 50 discarded, seed 0); recovery: Hungarian "
+        "evaluation": EVALUATION + "; recovery: Hungarian "
                       f"matching on TV to the true topics, bad = topics with TV > {BAD_TV}",
         "docs": args.docs, "words": args.words, "seeds": args.seeds, "n_jobs": N_JOBS,
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
@@ -196,11 +176,7 @@ def main():
         print(f"{name:>13} {row['seconds']:8.1f} {row['perplexity']:10.1f} "
               f"{100 * row['perplexity_vs_true']:+7.1f}% {row['tv']:6.3f} {row['tv_max']:6.3f} "
               f"{row['bad']:4.0f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    plot(results, out.with_suffix(".png"))
-    print(f"written {out} and {out.with_suffix('.png')}")
+    write_results(results, args.out, plot)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,69 @@
+"""Pieces the LDA benchmarks share: the one evaluator, tomotopy's set-up, and writing results.
+
+The benchmarks run as scripts (``python benchmarks/NAME.py``), so this folder is on sys.path.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+
+from simplexsg.gibbs import fold_in
+from simplexsg.metrics import completion_split, document_completion_score
+
+#: The shared evaluation, as stated in each benchmark's JSON.
+EVALUATION = ("document_completion_score on completion_split(X_test, random_state=0), Gibbs "
+              "fold-in (100 sweeps, 50 discarded, seed 0)")
+
+
+def gibbs_fold_in(n_jobs=1):
+    """The Gibbs fold-in of ``LDA.perplexity`` with a fixed seed: ``(topics, alpha, X) -> theta``."""
+    def gibbs(topics, alpha, X):
+        return fold_in(topics, alpha, X, n_sweeps=100, burn_in=50,
+                       seed=np.random.SeedSequence(0), n_jobs=n_jobs)
+    return gibbs
+
+
+def completion_perplexity(X_test, *, fold_in=None, n_jobs=1):
+    """``perplexity(topics, alpha)`` by document completion on X_test (``EVALUATION``);
+    ``fold_in=None`` uses ``gibbs_fold_in(n_jobs)``. topics (K, W) are normalised first."""
+    observed, heldout = completion_split(X_test, random_state=0)
+    fold_in = gibbs_fold_in(n_jobs) if fold_in is None else fold_in
+
+    def perplexity(topics, alpha):
+        topics = np.asarray(topics, dtype=np.float64)
+        topics = topics / topics.sum(axis=1, keepdims=True)
+        return document_completion_score(topics, alpha, observed, heldout,
+                                         fold_in=fold_in).perplexity
+    return perplexity
+
+
+def tomotopy_model(X, k, alpha, beta, seed):
+    """A tomotopy ``LDAModel`` holding the rows of CSR X as documents (word ids as strings),
+    hyperparameter optimisation off."""
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=seed)
+    for d in range(X.shape[0]):
+        row = slice(X.indptr[d], X.indptr[d + 1])
+        model.add_doc(np.repeat(X.indices[row], X.data[row]).astype(str).tolist())
+    model.optim_interval = 0
+    return model
+
+
+def tomotopy_topics(model, n_words, beta):
+    """tomotopy's topics over our full vocabulary: ``(n_kw + beta) / (n_k + W beta)``; a word it
+    never saw gets the smoothing value."""
+    columns = np.array(model.used_vocabs, dtype=np.int64)
+    weights = np.full((model.k, n_words), beta)
+    for k in range(model.k):
+        weights[k, columns] = model.get_topic_word_dist(k, normalize=False)  # n_kw + beta
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def write_results(results, out, plot):
+    """Write ``results`` as JSON to ``out`` and ``plot(results, path)`` next to it as PNG."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+    plot(results, out.with_suffix(".png"))
+    print(f"written {out} and {out.with_suffix('.png')}")

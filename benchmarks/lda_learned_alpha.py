@@ -9,6 +9,15 @@ Evaluator as in ``benchmarks/lda_peers.py``: ``document_completion_score`` on
 with the model's topics and alpha. Medians over the seeds.
 
     python benchmarks/lda_learned_alpha.py --seeds 3 --out benchmarks/results/lda_learned_alpha.json
+
+Measured (3 seeds, medians; per-seed spread within a setting 50 .. 110):
+
+    beta   0.01  0.03   0.1   0.3   1.0  learned (alpha)
+    0.01   3829  3818  3833  3776  3810  3826 (0.19)
+    0.1    3693  3535  3461  3461  3461  3471 (0.074)
+
+Learned alpha is within the seed noise of the best fixed alpha but not below it: +1.3% at
+beta 0.01, +0.3% at beta 0.1; the fixed grid is flat over 0.1 .. 1.0 on this corpus.
 """
 import argparse
 import json

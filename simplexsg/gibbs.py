@@ -37,10 +37,17 @@ class TopicCounts(NamedTuple):
         the word ``word_ids[j]`` of the full vocabulary. None unless ``word_topic=True``.
     word_ids : int64 (n_words,)
         Sorted global ids of the words that occur in the minibatch (count > 0).
+    doc_topic_last : int64 (n_docs, K), or None
+        Each document's n_dk after its last sweep: one draw of the counts (integers, row d
+        summing to the length of document d), where ``doc_topic`` is an average. None unless
+        ``last_sweep=True``. A function of the doc-topic prior's likelihood that is non-linear
+        in the counts (``simplexsg.hyperparameters``) needs a draw: by Fisher's identity a
+        draw from p(z | words) gives an unbiased gradient, the average does not.
     """
     doc_topic: np.ndarray
     topic_word: Optional[np.ndarray]
     word_ids: np.ndarray
+    doc_topic_last: Optional[np.ndarray] = None
 
 
 def _as_csr(X):
@@ -111,7 +118,7 @@ def _n_threads(n_jobs):
 
 
 def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_offset=0,
-                       n_jobs=1, word_topic=True):
+                       n_jobs=1, word_topic=True, last_sweep=False):
     """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
 
     Per document: a sequential start (sweep 0), then ``n_sweeps`` sweeps of
@@ -143,10 +150,14 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
         Threads over documents (None: 1; -1: all CPUs, as in joblib). No effect on the result.
     word_topic : bool
         Also return the averaged n_kw (set False for fold-in / transform).
+    last_sweep : bool
+        Also return each document's n_dk after its last sweep (``doc_topic_last``). The other
+        outputs are bit-identical either way.
 
     Returns
     -------
-    TopicCounts(doc_topic (n_docs, K), topic_word (K, n_words) or None, word_ids (n_words,))
+    TopicCounts(doc_topic (n_docs, K), topic_word (K, n_words) or None, word_ids (n_words,),
+                doc_topic_last (n_docs, K) int64 or None)
         ``topic_word`` covers only the minibatch's words ``word_ids``, so a caller building
         ``a_hat = beta + (D / n_docs) * mean n_kw`` over the full vocabulary does
         ``a_hat = np.full((K, W), beta); a_hat[:, word_ids] += (D / n_docs) * topic_word``
@@ -193,8 +204,9 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     generators = document_bit_generators(seed, iteration, range(doc_offset, doc_offset + n_docs))
     n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
     n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64) if word_topic else None
+    n_dk_last = np.empty((n_docs, n_topics), dtype=np.int64) if last_sweep else None
     gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, bitgen_addresses(generators),
-                 n_sweeps, burn_in, n_dk_sum, n_wk_sum, n_jobs)
+                 n_sweeps, burn_in, n_dk_sum, n_wk_sum, n_jobs, n_dk_last)
     del generators          # alive until the kernel returned
 
     n_kept = n_sweeps - burn_in
@@ -203,7 +215,7 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     if word_topic:
         topic_word = np.empty((n_topics, len(vocab)))
         np.divide(n_wk_sum.T, n_kept, out=topic_word)
-    return TopicCounts(doc_topic, topic_word, vocab)
+    return TopicCounts(doc_topic, topic_word, vocab, n_dk_last)
 
 
 def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, doc_offset=0, n_jobs=1):

@@ -1,11 +1,12 @@
 """SGLD-CV for the documents' topic prior of LDA: the Dirichlet parameter alpha, learned.
 
-The LDA loop keeps one ``DocTopicPriorSampler`` and, at every step, hands it the minibatch's
-averaged doc-topic counts and asks for one Langevin step of ``u = log alpha``::
+The LDA loop (``LDA(learn_doc_topic_prior=True)``) keeps one ``DocTopicPriorSampler`` and, at
+every step, hands it the minibatch's doc-topic counts after the last Gibbs sweep and asks for
+one Langevin step of ``u = log alpha``::
 
     sampler = DocTopicPriorSampler(n_topics=K, n_documents=D, symmetric=True,
                                    prior=GammaPrior(1.0, 1.0), initial=0.1)
-    sampler.update_counts(doc_indices, counts.doc_topic)  # (n,) global ids, (n, K) mean n_dk
+    sampler.update_counts(doc_indices, counts.doc_topic_last)  # (n,) global ids, (n, K) n_dk
     sampler.recentre()                                    # after the first minibatches, and at
                                                           # the end of each burn-in pass
     alpha = sampler.step(doc_indices, rng)                # one SGLD-CV step; alpha (K,)
@@ -31,11 +32,13 @@ exponential with mean 1: proper, and its density in alpha is within a factor 2.7
 0.01 .. 1) or ``LogNormalPrior(mean, sd)`` (u ~ N(mean, sd^2)). Densities in u include the
 Jacobian d alpha / d u = alpha: the Gamma prior is ``a u - b exp(u)`` + const in u.
 
-**Approximation: counts from the Gibbs average.** The likelihood above is for integer counts
-n_dk, which the LDA chain only has as samples of its topic assignments. The loop passes the
-*average* of n_dk over the kept Gibbs sweeps (``gibbs.TopicCounts.doc_topic``), a real-valued
-estimate of E[n_d | words, topics, alpha]; the formulas hold for real counts (lgamma and psi
-are smooth) and are used as they are. This is biased: the gradient is non-linear in the
+**Approximation: which counts.** The likelihood above is for integer counts n_dk, which the
+LDA chain only has as samples of its topic assignments. ``LDA`` passes one sample: each
+document's n_dk after its last Gibbs sweep (``gibbs.TopicCounts.doc_topic_last``), stored
+until the document's next visit. The *average* of n_dk over the kept Gibbs sweeps
+(``gibbs.TopicCounts.doc_topic``), a real-valued estimate of E[n_d | words, topics, alpha], is
+also accepted (the formulas hold for real counts: lgamma and psi are smooth), but it is
+biased: the gradient is non-linear in the
 counts, and averaging makes a document's counts smoother (less concentrated on a few topics)
 than any sample of them, which looks like a larger alpha, so the learned alpha is too large.
 The bias grows with the overlap of the topics (where the assignments are uncertain) and with

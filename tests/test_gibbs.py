@@ -361,3 +361,66 @@ def test_kernel_argument_errors():
         call([0, 1], n_sweeps=2, burn_in=2)
     with pytest.raises(TypeError, match="BitGenerator"):
         bitgen_addresses([np.random.default_rng(0)])
+
+
+def count_law(p):
+    """Law of the document's n_dk under p over STATES: (distinct n_dk rows (m, K), probs (m,))."""
+    rows, inverse = np.unique(N_DK, axis=0, return_inverse=True)
+    return rows, np.bincount(inverse.ravel(), weights=p, minlength=len(rows))
+
+
+def test_last_sweep_counts_follow_the_exact_conditional(seed):
+    """``doc_topic_last`` of 4000 copies of the toy document after 20 sweeps: one draw of n_dk
+    each, chi-square tested against the law of n_dk under the enumerated p(z | words) (cells of
+    expected count < 5 pooled); the wrong sampler's law is rejected by the same data."""
+    n_docs = 4000
+    X, topics = replicated_corpus(n_docs, n_groups=10)
+    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=20, burn_in=10, seed=seed, iteration=2,
+                             last_sweep=True)
+    last = res.doc_topic_last
+    assert last.dtype == np.int64 and last.shape == (n_docs, K)
+    np.testing.assert_array_equal(last.sum(axis=1), len(WORDS))
+    rows, exact = count_law(enumerated_law(PHI, ALPHA))
+    _, wrong = count_law(sweep_stationary_law(PHI, ALPHA, remove_self=False))
+    index = {tuple(r): i for i, r in enumerate(rows)}
+    observed = np.bincount([index[tuple(r)] for r in last], minlength=len(rows))
+
+    def pvalue(law):
+        expected = n_docs * law
+        small = expected < 5
+        obs = np.append(observed[~small], observed[small].sum())
+        exp = np.append(expected[~small], expected[small].sum())
+        keep = exp > 0
+        return stats.chisquare(obs[keep], exp[keep]).pvalue
+
+    assert pvalue(exact) > P_MIN
+    assert pvalue(wrong) < P_MIN
+
+
+def test_last_sweep_counts_are_the_last_kept_sweep(seed):
+    """With one kept sweep the average is the last sweep's counts; asking for the last-sweep
+    counts changes no other output, for any n_jobs."""
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng, n_docs=50)
+    topics = rng.dirichlet(np.full(X.shape[1], 0.5), size=6)
+    kwargs = dict(seed=seed, iteration=4)
+    plain = gibbs_topic_counts(X, topics, 0.3, n_sweeps=7, burn_in=3, **kwargs)
+    assert plain.doc_topic_last is None
+    for n_jobs in (1, 2):
+        both = gibbs_topic_counts(X, topics, 0.3, n_sweeps=7, burn_in=3, n_jobs=n_jobs,
+                                  last_sweep=True, **kwargs)
+        np.testing.assert_array_equal(both.doc_topic, plain.doc_topic)
+        np.testing.assert_array_equal(both.topic_word, plain.topic_word)
+        one_kept = gibbs_topic_counts(X, topics, 0.3, n_sweeps=7, burn_in=6, n_jobs=n_jobs,
+                                      **kwargs)
+        np.testing.assert_array_equal(both.doc_topic_last, one_kept.doc_topic)
+        np.testing.assert_array_equal(both.doc_topic_last.sum(axis=1), X.sum(axis=1))
+
+
+def test_kernel_last_sweep_shape_error():
+    doc_ptr = np.array([0, 2], dtype=np.int64)
+    gens = document_bit_generators(0, 0, [0])
+    with pytest.raises(ValueError, match="n_dk_last"):
+        gibbs_sweeps(doc_ptr, np.array([0, 1], dtype=np.int32), np.full((2, 3), 1 / 3),
+                     np.ones(3), bitgen_addresses(gens), 2, 0, np.empty((1, 3), dtype=np.int64),
+                     None, 1, np.empty((2, 3), dtype=np.int64))

@@ -9,6 +9,8 @@ Sweep 0 assigns the tokens in order, each from ∝ (alpha_k + n_dk so far) * phi
 ``n_sweeps`` full sweeps follow. After each of the last ``n_sweeps - burn_in`` sweeps the
 current n_dk (per document) and n_wk (per word, summed over the documents) are added into int64
 accumulators, so the output is a sum of integers: the same for any number of threads.
+Optionally each document's n_dk after its last sweep is copied out too: one draw of the counts
+from the chain (unbiased where the average is not, e.g. for the likelihood of alpha).
 
 Per token the weights split in two buckets (the SparseLDA decomposition of Yao, Mimno and
 McCallum, 2009): ``alpha_k * phi[k, w]``, fixed while phi is fixed, whose cumulative sums per
@@ -100,10 +102,12 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
                            const double* phi, const double* alpha_cdf, Py_ssize_t n_topics,
                            bitgen_t* rng, int n_sweeps, int burn_in,
                            int64_t* n_dk, int32_t* topics, int32_t* position, double* used_cdf,
-                           int64_t* n_dk_sum, int64_t* n_wk_sum) noexcept nogil:
+                           int64_t* n_dk_sum, int64_t* n_wk_sum,
+                           int64_t* n_dk_last) noexcept nogil:
     """All sweeps of one document. ``n_dk``, ``topics``, ``position`` and ``used_cdf`` are
     scratch of length n_topics; ``n_dk_sum`` is the document's output row; ``n_wk_sum`` is the
-    thread's (W_b, n_topics) accumulator, or NULL to skip the word-topic counts."""
+    thread's (W_b, n_topics) accumulator, or NULL to skip the word-topic counts; ``n_dk_last``
+    the document's row for its counts after the last sweep, or NULL."""
     cdef Py_ssize_t i, j, k, n_used = 0, offset
     cdef int sweep
     for k in range(n_topics):
@@ -128,12 +132,16 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             for j in range(n_used):
                 k = topics[j]
                 n_dk_sum[k] += n_dk[k]
+    if n_dk_last != NULL:
+        for k in range(n_topics):
+            n_dk_last[k] = n_dk[k]
 
 
 def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                  const double[:, ::1] phi_local, const double[::1] alpha,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
-                 int64_t[:, ::1] n_dk_sum, int64_t[:, ::1] n_wk_sum=None, int n_jobs=1):
+                 int64_t[:, ::1] n_dk_sum, int64_t[:, ::1] n_wk_sum=None, int n_jobs=1,
+                 int64_t[:, ::1] n_dk_last=None):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
 
     Parameters
@@ -161,12 +169,17 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         None skips them (fold-in / transform needs only n_dk).
     n_jobs : int
         OpenMP threads over documents (dynamic schedule); no effect on the result.
+    n_dk_last : int64 (n_docs, K), output, or None
+        Overwritten with each document's topic counts after its last sweep (one sample, not an
+        average; rows sum to the documents' lengths). None skips them. The other outputs are
+        the same with or without it.
     """
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
     cdef Py_ssize_t n_words = phi_local.shape[0], n_topics = phi_local.shape[1]
     cdef Py_ssize_t d, i, t, j, bad = -1
     cdef bint word_topic = n_wk_sum is not None
+    cdef bint last_counts = n_dk_last is not None
 
     if n_docs < 0:
         raise ValueError("doc_ptr must have n_docs + 1 >= 1 entries")
@@ -178,6 +191,8 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         raise ValueError(f"n_dk_sum must have shape ({n_docs}, {n_topics})")
     if word_topic and (n_wk_sum.shape[0] != n_words or n_wk_sum.shape[1] != n_topics):
         raise ValueError(f"n_wk_sum must have shape ({n_words}, {n_topics})")
+    if last_counts and (n_dk_last.shape[0] != n_docs or n_dk_last.shape[1] != n_topics):
+        raise ValueError(f"n_dk_last must have shape ({n_docs}, {n_topics})")
     if not 0 <= burn_in < n_sweeps:
         raise ValueError(f"need n_sweeps > burn_in >= 0, got n_sweeps={n_sweeps}, "
                          f"burn_in={burn_in}")
@@ -210,6 +225,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef double[:, ::1] alpha_cdf = np.empty((n_words, n_topics), dtype=np.float64)
     cdef int64_t[:, :, ::1] n_wk_thread = None
     cdef int64_t* n_wk_ptr = NULL
+    cdef int64_t* n_last_ptr = NULL
     cdef double cum
     n_dk_sum[:, :] = 0
     if word_topic:
@@ -230,11 +246,15 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
             n_wk_ptr = &n_wk_sum[0, 0] if t == 0 else &n_wk_thread[t - 1, 0, 0]
         else:
             n_wk_ptr = NULL
+        if last_counts:
+            n_last_ptr = &n_dk_last[d, 0]
+        else:
+            n_last_ptr = NULL
         _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
                          &z[0] + doc_ptr[d], &phi_local[0, 0], &alpha_cdf[0, 0], n_topics,
                          <bitgen_t*> bitgens[d], n_sweeps, burn_in,
                          &counts[t, 0], &topics[t, 0], &positions[t, 0], &used_cdfs[t, 0],
-                         &n_dk_sum[d, 0], n_wk_ptr)
+                         &n_dk_sum[d, 0], n_wk_ptr, n_last_ptr)
 
     if word_topic and n_threads > 1:
         with nogil:

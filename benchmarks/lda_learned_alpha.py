@@ -30,20 +30,10 @@ import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.datasets import load_wiki_sample
-from simplexsg.gibbs import fold_in
-from simplexsg.metrics import completion_split, document_completion_score
+
+from _common import EVALUATION, completion_perplexity
 
 K, BETAS, GRID, START = 20, (0.01, 0.1), (0.01, 0.03, 0.1, 0.3, 1.0), 0.1
-
-
-def evaluator(X_test):
-    observed, heldout = completion_split(X_test, random_state=0)
-
-    def gibbs(topics, alpha, X):
-        return fold_in(topics, alpha, X, n_sweeps=100, burn_in=50, seed=np.random.SeedSequence(0))
-
-    return lambda topics, alpha: document_completion_score(
-        topics, alpha, observed, heldout, fold_in=gibbs).perplexity
 
 
 def main():
@@ -52,11 +42,10 @@ def main():
     parser.add_argument("--out", default="benchmarks/results/lda_learned_alpha.json")
     args = parser.parse_args()
     data = load_wiki_sample()
-    score = evaluator(data.X_test)
+    score = completion_perplexity(data.X_test)
     results = {"data": "load_wiki_sample() defaults", "K": K, "betas": BETAS, "grid": GRID,
                "learned_start": START, "seeds": args.seeds,
-               "evaluation": "document_completion_score on completion_split(X_test, "
-                             "random_state=0), Gibbs fold-in 100 sweeps / 50 discarded, seed 0",
+               "evaluation": EVALUATION,
                "machine": f"{platform.machine()}, {os.cpu_count()} cpus", "rows": []}
     settings = [(str(a), dict(doc_topic_prior=a)) for a in GRID] + [
         ("learned", dict(doc_topic_prior=START, learn_doc_topic_prior=True))]

@@ -60,10 +60,14 @@ def tomotopy_topics(model, n_words, beta):
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def write_results(results, out, plot):
-    """Write ``results`` as JSON to ``out`` and ``plot(results, path)`` next to it as PNG."""
+def write_results(results, out, plot=None):
+    """Write ``results`` as JSON to ``out`` and, if given, ``plot(results, path)`` next to it
+    as PNG."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
+    if plot is None:
+        print(f"written {out}")
+        return
     plot(results, out.with_suffix(".png"))
     print(f"written {out} and {out.with_suffix('.png')}")

@@ -24,16 +24,16 @@ Timing, median of --repeats runs each, single process:
     python benchmarks/gibbs_throughput.py --out benchmarks/results/gibbs_throughput.json
 """
 import argparse
-import json
 import logging
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from simplexsg.gibbs import gibbs_topic_counts
+
+from _common import write_results
 
 ALPHA, ETA = 0.1, 0.01
 SCIR_ALPHA = 0.005
@@ -140,10 +140,7 @@ def main():
         cells = "".join(f"{results['K'][str(K)][name]['token_sweeps_per_s'] / 1e6:14.2f}"
                         f"{results['K'][str(K)][name]['ratio_to_lda']:7.2f}" for K in args.topics)
         print(f"{name:<36}{cells}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"written to {out}")
+    write_results(results, args.out)
 
 
 if __name__ == "__main__":

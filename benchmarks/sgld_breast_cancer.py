@@ -12,11 +12,9 @@ gives medians over the splits.
         --out benchmarks/results/sgld_breast_cancer.json
 """
 import argparse
-import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
@@ -27,6 +25,8 @@ from sklearn.preprocessing import StandardScaler
 
 from simplexsg import BayesianLogisticRegression
 from simplexsg.linear import SAMPLERS
+
+from _common import write_results
 
 
 def methods(prior_scale, n_iter):
@@ -79,10 +79,7 @@ def main():
         results["methods"][name] = {"runs": runs, **summary}
         print(f"{name:>14} {summary['median_accuracy']:9.4f} {summary['median_log_loss']:9.4f} "
               f"{summary['median_seconds']:8.3f}", flush=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"written {out}")
+    write_results(results, args.out)
 
 
 if __name__ == "__main__":

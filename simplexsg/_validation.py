@@ -13,13 +13,19 @@ def as_float_array(name, value):
     return arr
 
 
-def check_nonnegative(name, value, *, strictly_positive=False):
-    """A finite float64 array with every entry >= 0 (> 0 if ``strictly_positive``)."""
+def check_finite(name, value):
+    """A float64 array with every entry finite, or ValueError naming ``name`` and the index."""
     arr = as_float_array(name, value)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} has a non-finite value ({arr[bad].flat[0]}) at index "
                          f"{tuple(int(i) for i in np.argwhere(bad)[0])}")
+    return arr
+
+
+def check_nonnegative(name, value, *, strictly_positive=False):
+    """A finite float64 array with every entry >= 0 (> 0 if ``strictly_positive``)."""
+    arr = check_finite(name, value)
     bad = arr <= 0 if strictly_positive else arr < 0
     if bad.any():
         sign = "positive" if strictly_positive else "non-negative"

@@ -5,8 +5,11 @@ For a token i of word w in document d, with the other tokens' assignments fixed:
 
     p(z_i = k | rest) ∝ (alpha_k + n_dk^{-i}) * phi[k, w]
 
-Sweep 0 assigns the tokens in order, each from ∝ (alpha_k + n_dk so far) * phi[k, w]; then
-``n_sweeps`` full sweeps follow. After each of the last ``n_sweeps - burn_in`` sweeps the
+Sweep 0 assigns the tokens in order, each from ∝ (alpha_k + n_dk so far) * phi[k, w] (a cold
+start), or, when the caller passes a document's assignments from an earlier visit, the chain
+starts from them instead (a warm start: the sweeps are the same Gibbs kernel, so the stationary
+law p(z_d | phi, alpha) is unchanged; only the starting point moves); then ``n_sweeps`` full
+sweeps follow. After each of the last ``n_sweeps - burn_in`` sweeps the
 current n_dk (per document) and n_wk (per word, summed over the documents) are added into int64
 accumulators, so the output is a sum of integers: the same for any number of threads.
 Optionally each document's n_dk after its last sweep is copied out too: one draw of the counts
@@ -103,20 +106,25 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
                            bitgen_t* rng, int n_sweeps, int burn_in,
                            int64_t* n_dk, int32_t* topics, int32_t* position, double* used_cdf,
                            int64_t* n_dk_sum, int64_t* n_wk_sum,
-                           int64_t* n_dk_last) noexcept nogil:
-    """All sweeps of one document. ``n_dk``, ``topics``, ``position`` and ``used_cdf`` are
-    scratch of length n_topics; ``n_dk_sum`` is the document's output row; ``n_wk_sum`` is the
-    thread's (W_b, n_topics) accumulator, or NULL to skip the word-topic counts; ``n_dk_last``
-    the document's row for its counts after the last sweep, or NULL."""
+                           int64_t* n_dk_last, bint warm) noexcept nogil:
+    """All sweeps of one document. ``z`` holds the document's assignments: read as the start
+    when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
+    ``topics``, ``position`` and ``used_cdf`` are scratch of length n_topics; ``n_dk_sum`` is
+    the document's output row; ``n_wk_sum`` is the thread's (W_b, n_topics) accumulator, or
+    NULL to skip the word-topic counts; ``n_dk_last`` the document's row for its counts after
+    the last sweep, or NULL."""
     cdef Py_ssize_t i, j, k, n_used = 0, offset
     cdef int sweep
     for k in range(n_topics):
         n_dk[k] = 0
-    for i in range(n_tokens):                                   # sweep 0: sequential start
-        offset = <Py_ssize_t> words[i] * n_topics
-        k = _draw_topic(phi + offset, alpha_cdf + offset, n_dk, topics, n_used, used_cdf,
-                        n_topics, rng)
-        z[i] = <int32_t> k
+    for i in range(n_tokens):
+        if warm:                                                # the previous visit's state
+            k = z[i]
+        else:                                                   # sweep 0: sequential start
+            offset = <Py_ssize_t> words[i] * n_topics
+            k = _draw_topic(phi + offset, alpha_cdf + offset, n_dk, topics, n_used, used_cdf,
+                            n_topics, rng)
+            z[i] = <int32_t> k
         _add_token(k, n_dk, topics, position, &n_used)
     for sweep in range(n_sweeps):
         for i in range(n_tokens):
@@ -141,7 +149,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                  const double[:, ::1] phi_local, const double[::1] alpha,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
                  int64_t[:, ::1] n_dk_sum, int64_t[:, ::1] n_wk_sum=None, int n_jobs=1,
-                 int64_t[:, ::1] n_dk_last=None):
+                 int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
 
     Parameters
@@ -173,6 +181,11 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         Overwritten with each document's topic counts after its last sweep (one sample, not an
         average; rows sum to the documents' lengths). None skips them. The other outputs are
         the same with or without it.
+    assignments : int32 (n_tokens,), input and output, or None
+        Each token's topic. On entry, a document whose first token holds -1 is started cold
+        (sequential start); a document whose tokens all hold topics in ``0 .. K - 1`` is
+        started from them (warm start, e.g. the assignments of its last visit). On return,
+        every token's topic after the last sweep. None: every document starts cold.
     """
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
@@ -214,6 +227,22 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                 break
     if bad >= 0:
         raise ValueError(f"word_ids[{bad}] = {word_ids[bad]} is outside 0..{n_words - 1}")
+    if assignments is not None:
+        if assignments.shape[0] != n_tokens:
+            raise ValueError(f"assignments has {assignments.shape[0]} entries for {n_tokens} "
+                             "tokens")
+        with nogil:
+            for d in range(n_docs):
+                if doc_ptr[d + 1] > doc_ptr[d] and assignments[doc_ptr[d]] != -1:
+                    for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                        if not 0 <= assignments[i] < n_topics:
+                            bad = d
+                            break
+                if bad >= 0:
+                    break
+        if bad >= 0:
+            raise ValueError(f"assignments of document {bad} must all lie in 0..{n_topics - 1}, "
+                             "or start with -1 (cold start)")
 
     cdef int n_threads = <int> min(n_jobs, max(n_docs, 1))
     cdef Py_ssize_t stride = (n_topics + 15) // 16 * 16     # per-thread rows: own cache lines
@@ -221,7 +250,8 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef int32_t[:, ::1] topics = np.empty((n_threads, stride), dtype=np.int32)
     cdef int32_t[:, ::1] positions = np.empty((n_threads, stride), dtype=np.int32)
     cdef double[:, ::1] used_cdfs = np.empty((n_threads, stride), dtype=np.float64)
-    cdef int32_t[::1] z = np.empty(n_tokens, dtype=np.int32)
+    cdef int32_t[::1] z = np.empty(n_tokens, dtype=np.int32) if assignments is None else assignments
+    cdef bint warm, have_assignments = assignments is not None
     cdef double[:, ::1] alpha_cdf = np.empty((n_words, n_topics), dtype=np.float64)
     cdef int64_t[:, :, ::1] n_wk_thread = None
     cdef int64_t* n_wk_ptr = NULL
@@ -250,11 +280,12 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
             n_last_ptr = &n_dk_last[d, 0]
         else:
             n_last_ptr = NULL
+        warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
         _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
                          &z[0] + doc_ptr[d], &phi_local[0, 0], &alpha_cdf[0, 0], n_topics,
                          <bitgen_t*> bitgens[d], n_sweeps, burn_in,
                          &counts[t, 0], &topics[t, 0], &positions[t, 0], &used_cdfs[t, 0],
-                         &n_dk_sum[d, 0], n_wk_ptr, n_last_ptr)
+                         &n_dk_sum[d, 0], n_wk_ptr, n_last_ptr, warm)
 
     if word_topic and n_threads > 1:
         with nogil:

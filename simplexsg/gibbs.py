@@ -17,9 +17,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ._random import document_bit_generators
+from ._random import document_streams
 from ._validation import check_nonnegative
-from ._ext._bitgen import bitgen_addresses
 from ._ext._lda_gibbs import gibbs_sweeps
 
 __all__ = ["TopicCounts", "csr_to_tokens", "fold_in", "gibbs_topic_counts"]
@@ -43,11 +42,16 @@ class TopicCounts(NamedTuple):
         ``last_sweep=True``. A function of the doc-topic prior's likelihood that is non-linear
         in the counts (``simplexsg.hyperparameters``) needs a draw: by Fisher's identity a
         draw from p(z | words) gives an unbiased gradient, the average does not.
+    assignments : int32 (n_tokens,), or None
+        Each token's topic after the last sweep, tokens in ``csr_to_tokens`` order (document
+        by document, words in column order, a word with count c repeated c times). None unless
+        ``assignments`` were passed in.
     """
     doc_topic: np.ndarray
     topic_word: Optional[np.ndarray]
     word_ids: np.ndarray
     doc_topic_last: Optional[np.ndarray] = None
+    assignments: Optional[np.ndarray] = None
 
 
 def _as_csr(X):
@@ -118,15 +122,16 @@ def _n_threads(n_jobs):
 
 
 def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_offset=0,
-                       n_jobs=1, word_topic=True, last_sweep=False):
+                       n_jobs=1, word_topic=True, last_sweep=False, assignments=None):
     """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
 
-    Per document: a sequential start (sweep 0), then ``n_sweeps`` sweeps of
+    Per document: a sequential start (sweep 0) or a warm start from ``assignments``, then
+    ``n_sweeps`` sweeps of
     ``p(z = k | rest) ∝ (alpha_k + n_dk^{-i}) * topics[k, w]``, the first ``burn_in`` discarded,
     n_dk and n_kw averaged over the other ``n_sweeps - burn_in``.
 
     Document ``i`` (row i of X) draws from the stream of global document ``doc_offset + i`` at
-    ``iteration`` (``simplexsg._random.document_bit_generators``), so the result is a function of
+    ``iteration`` (``simplexsg._random.document_streams``), so the result is a function of
     (seed, iteration, doc_offset, data) only: bit-identical for any ``n_jobs``.
 
     Parameters
@@ -153,6 +158,12 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     last_sweep : bool
         Also return each document's n_dk after its last sweep (``doc_topic_last``). The other
         outputs are bit-identical either way.
+    assignments : int (n_tokens,) or None
+        Starting topic of each token, in ``csr_to_tokens`` order: a document whose first token
+        holds -1 starts cold (sequential start), one whose tokens all hold topics in
+        ``0 .. K - 1`` starts from them (a warm start, e.g. its assignments at its last visit:
+        the sweeps are the same Gibbs kernel, so its stationary law is unchanged). Not modified;
+        the final assignments are returned in ``TopicCounts.assignments``.
 
     Returns
     -------
@@ -201,13 +212,18 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
                          "under every topic")
     phi_local /= scale[:, None]
 
-    generators = document_bit_generators(seed, iteration, range(doc_offset, doc_offset + n_docs))
+    streams = document_streams(seed, iteration, range(doc_offset, doc_offset + n_docs))
     n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
     n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64) if word_topic else None
     n_dk_last = np.empty((n_docs, n_topics), dtype=np.int64) if last_sweep else None
-    gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, bitgen_addresses(generators),
-                 n_sweeps, burn_in, n_dk_sum, n_wk_sum, n_jobs, n_dk_last)
-    del generators          # alive until the kernel returned
+    if assignments is not None:
+        assignments = np.array(assignments, dtype=np.int32, copy=True)
+        if assignments.shape != word_ids.shape:
+            raise ValueError(f"assignments must have one entry per token ({word_ids.size}), "
+                             f"got shape {assignments.shape}")
+    gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, streams.addresses,
+                 n_sweeps, burn_in, n_dk_sum, n_wk_sum, n_jobs, n_dk_last, assignments)
+    del streams             # alive until the kernel returned
 
     n_kept = n_sweeps - burn_in
     doc_topic = n_dk_sum / n_kept
@@ -215,7 +231,7 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     if word_topic:
         topic_word = np.empty((n_topics, len(vocab)))
         np.divide(n_wk_sum.T, n_kept, out=topic_word)
-    return TopicCounts(doc_topic, topic_word, vocab, n_dk_last)
+    return TopicCounts(doc_topic, topic_word, vocab, n_dk_last, assignments)
 
 
 def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, doc_offset=0, n_jobs=1):
@@ -233,3 +249,30 @@ def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, doc_offse
     weights = counts.doc_topic + np.broadcast_to(np.asarray(alpha, dtype=np.float64),
                                                  counts.doc_topic.shape[1:])
     return weights / weights.sum(axis=1, keepdims=True)
+
+
+class AssignmentStore:
+    """Every token's topic from its document's last visit, for warm starts of the local chain.
+
+    Built for an in-memory CSR corpus ``X`` (D, W): one int32 per token (4 bytes a token), in
+    ``csr_to_tokens`` order, -1 for a document not yet visited (its chain starts cold).
+    ``gather(rows)`` gives the starting assignments of the minibatch ``X[rows]`` (``rows``
+    sorted, as the minibatch's rows), ``scatter(rows, z)`` stores the final ones.
+    """
+
+    def __init__(self, X):
+        lengths = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
+        self.token_ptr = np.concatenate([[0], np.cumsum(lengths)])
+        self.z = np.full(int(self.token_ptr[-1]), -1, dtype=np.int32)
+
+    def _positions(self, rows):
+        starts = self.token_ptr[rows]
+        lengths = self.token_ptr[np.asarray(rows) + 1] - starts
+        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        return offsets + np.arange(int(lengths.sum()))
+
+    def gather(self, rows):
+        return self.z[self._positions(rows)]
+
+    def scatter(self, rows, z):
+        self.z[self._positions(rows)] = z

@@ -17,7 +17,7 @@ from scipy.special import gammaln
 
 from simplexsg._ext._bitgen import bitgen_addresses
 from simplexsg._ext._lda_gibbs import gibbs_sweeps
-from simplexsg._random import document_bit_generators
+from simplexsg._random import document_streams
 from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts
 
 Z = 5.0          # tolerance in standard errors
@@ -49,6 +49,15 @@ def sweep_stationary_law(phi, alpha, remove_self):
 
     With ``remove_self=False`` this is the classic bug (the token's own count left in n_dk).
     """
+    sweep = sweep_matrix(phi, alpha, remove_self)
+    p = np.full(len(STATES), 1.0 / len(STATES))
+    for _ in range(500):
+        p = p @ sweep
+    return p
+
+
+def sweep_matrix(phi, alpha, remove_self=True):
+    """Transition matrix (K^n, K^n) over STATES of one systematic sweep."""
     index = {tuple(s): i for i, s in enumerate(STATES)}
     sweep = np.eye(len(STATES))
     for i, w in enumerate(WORDS):
@@ -60,10 +69,7 @@ def sweep_stationary_law(phi, alpha, remove_self):
                 target[i] = k
                 step[a, index[tuple(target)]] += q[k] / q.sum()
         sweep = sweep @ step
-    p = np.full(len(STATES), 1.0 / len(STATES))
-    for _ in range(500):
-        p = p @ sweep
-    return p
+    return sweep
 
 
 def moments(p):
@@ -91,6 +97,11 @@ def replicated_corpus(n_docs, n_groups):
     X = sp.csr_array((np.tile([1, 2, 1], n_docs), (np.repeat(np.arange(n_docs), 3), cols)),
                      shape=(n_docs, topics.shape[1]))
     return X, topics
+
+
+def pcg64_streams(seed, n):
+    """Independent numpy PCG64 generators, for tests that mirror the kernel's draws in Python."""
+    return [np.random.PCG64(s) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
 @pytest.fixture(params=[0, 1, 2])
@@ -136,6 +147,69 @@ def test_single_word_topic_distribution(seed):
     assert observed.sum() == n_docs
     assert stats.chisquare(observed, n_docs * EXACT[2][0]).pvalue > P_MIN
     assert stats.chisquare(observed, n_docs * WRONG[2][0]).pvalue < P_MIN
+
+
+def test_warm_start_is_one_exact_sweep_from_the_given_state(seed):
+    """A warm start from a fixed state followed by one sweep: the final assignments of 4000
+    copies are chi-square tested against the exact one-sweep law from that state (a row of
+    the sweep's transition matrix). The cold start (sequential start, then the sweep) gives
+    another law, and the test rejects it, so a kernel that ignored the start would fail."""
+    n_docs = 4000
+    X, topics = replicated_corpus(n_docs, n_groups=1)
+    start = np.array([2, 0, 0, 2])                       # an unlikely state: far from the law
+    start_index = int(np.flatnonzero((STATES == start).all(axis=1))[0])
+    exact = sweep_matrix(PHI, ALPHA)[start_index]
+    # tokens of a document in csr_to_tokens order: word 0, word 1 twice, word 2 = WORDS
+    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+                             assignments=np.tile(start, n_docs))
+    final = res.assignments.reshape(n_docs, len(WORDS))
+    observed = np.bincount(final @ (K ** np.arange(len(WORDS))[::-1]), minlength=len(STATES))
+    support = exact > 0
+    assert observed[~support].sum() == 0
+    assert stats.chisquare(observed[support], n_docs * exact[support]).pvalue > P_MIN
+    cold = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+                              assignments=np.full(n_docs * len(WORDS), -1))
+    cold = cold.assignments.reshape(n_docs, len(WORDS)) @ (K ** np.arange(len(WORDS))[::-1])
+    cold = np.bincount(cold, minlength=len(STATES))
+    assert stats.chisquare(cold[support], n_docs * exact[support]).pvalue < P_MIN
+
+
+def test_warm_started_chain_has_the_cold_chain_stationary_law(seed):
+    """From the same unlikely state in every copy, 20 discarded and 20 kept sweeps: the mean
+    n_dk and n_wk match the exact expectations (as for the cold start), and the counts of the
+    returned assignments are those of the last sweep."""
+    n_docs, n_groups = 4000, 100
+    X, topics = replicated_corpus(n_docs, n_groups)
+    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=40, burn_in=20, seed=seed, iteration=3,
+                             assignments=np.tile([2, 0, 0, 2], n_docs), last_sweep=True)
+    mean_dk = res.doc_topic.mean(axis=0)
+    se_dk = res.doc_topic.std(axis=0, ddof=1) / np.sqrt(n_docs)
+    assert np.all(np.abs(mean_dk - EXACT[0]) <= Z * se_dk), (mean_dk, EXACT[0], se_dk)
+    assert np.any(np.abs(mean_dk - WRONG[0]) > Z * se_dk)
+    per_group = res.topic_word.reshape(K, n_groups, 3) / (n_docs / n_groups)
+    mean_wk, se_wk = per_group.mean(axis=1).T, per_group.std(axis=1, ddof=1).T / np.sqrt(n_groups)
+    assert np.all(np.abs(mean_wk - EXACT[1]) <= Z * se_wk), (mean_wk, EXACT[1], se_wk)
+    final = res.assignments.reshape(n_docs, len(WORDS))
+    np.testing.assert_array_equal(res.doc_topic_last, (final[:, :, None] == np.arange(K)).sum(1))
+
+
+def test_warm_start_errors_and_mixed_batches():
+    X, topics = replicated_corpus(3, n_groups=1)
+    kwargs = dict(n_sweeps=2, burn_in=0, seed=0, iteration=0)
+    with pytest.raises(ValueError, match="one entry per token"):
+        gibbs_topic_counts(X, topics, ALPHA, assignments=np.zeros(5, dtype=np.int32), **kwargs)
+    for bad in ([0, 1, 3, 0], [0, -1, 1, 1], [-2, 0, 0, 0]):
+        with pytest.raises(ValueError, match="assignments of document 1"):
+            gibbs_topic_counts(X, topics, ALPHA, assignments=[0, 0, 0, 0, *bad, -1, 0, 0, 0],
+                               **kwargs)
+    # a cold document (first entry -1) ignores the rest of its entries; a warm one starts
+    # from them; the input array is not modified
+    z = np.array([-1, 0, 0, 0, 1, 1, 1, 1, -1, 5, 5, 5], dtype=np.int32)
+    res = gibbs_topic_counts(X, topics, ALPHA, assignments=z, **kwargs)
+    assert z[0] == -1 and res.assignments.min() >= 0 and res.assignments.max() < K
+    cold = gibbs_topic_counts(X, topics, ALPHA, assignments=np.full(12, -1), **kwargs)
+    plain = gibbs_topic_counts(X, topics, ALPHA, **kwargs)
+    np.testing.assert_array_equal(cold.doc_topic, plain.doc_topic)   # -1 everywhere = no start
 
 
 def random_corpus(rng, n_docs=60, n_words=40, n_empty=5):
@@ -288,11 +362,11 @@ def test_kernel_matches_python_reference(seed):
     alpha = rng.uniform(0.01, 2.0, n_topics)
     n_dk_sum = np.empty((len(doc_ptr) - 1, n_topics), dtype=np.int64)
     n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64)
-    gens = document_bit_generators(seed, 0, range(len(doc_ptr) - 1))
+    gens = pcg64_streams(seed, len(doc_ptr) - 1)
     gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, bitgen_addresses(gens), 5, 2,
                  n_dk_sum, n_wk_sum, 2)
     ref_dk, ref_wk = reference_sweeps(doc_ptr, word_ids, phi_local, alpha,
-                                      document_bit_generators(seed, 0, range(len(doc_ptr) - 1)),
+                                      pcg64_streams(seed, len(doc_ptr) - 1),
                                       5, 2)
     np.testing.assert_array_equal(n_dk_sum, ref_dk)
     np.testing.assert_array_equal(n_wk_sum, ref_wk)
@@ -348,7 +422,7 @@ def test_kernel_argument_errors():
     doc_ptr = np.array([0, 2], dtype=np.int64)
     phi = np.full((2, 3), 1 / 3)
     alpha = np.ones(3)
-    gens = document_bit_generators(0, 0, [0])
+    gens = pcg64_streams(0, 1)
     out = np.empty((1, 3), dtype=np.int64)
     call = lambda words, **kw: gibbs_sweeps(  # noqa: E731
         doc_ptr, np.asarray(words, dtype=np.int32), phi, alpha, bitgen_addresses(gens),
@@ -419,8 +493,35 @@ def test_last_sweep_counts_are_the_last_kept_sweep(seed):
 
 def test_kernel_last_sweep_shape_error():
     doc_ptr = np.array([0, 2], dtype=np.int64)
-    gens = document_bit_generators(0, 0, [0])
+    gens = pcg64_streams(0, 1)
     with pytest.raises(ValueError, match="n_dk_last"):
         gibbs_sweeps(doc_ptr, np.array([0, 1], dtype=np.int32), np.full((2, 3), 1 / 3),
                      np.ones(3), bitgen_addresses(gens), 2, 0, np.empty((1, 3), dtype=np.int64),
                      None, 1, np.empty((2, 3), dtype=np.int64))
+
+
+def test_document_streams_are_reproducible_uniform_and_independent():
+    """A stream depends on (seed, iteration, document) only; draws within a stream and across
+    the streams of consecutive documents are uniform (KS, p > P_MIN) and uncorrelated (within
+    Z standard errors, 1 / sqrt(n))."""
+    seed = np.random.SeedSequence(7, spawn_key=(3,))
+    a = document_streams(seed, 2, [5, 9, 11])
+    b = document_streams(seed, 2, [11, 5])
+    np.testing.assert_array_equal(a.doubles(0, 50), b.doubles(1, 50))
+    np.testing.assert_array_equal(a.doubles(2, 50), b.doubles(0, 50))
+    for other in (document_streams(seed, 3, [5]), document_streams(8, 2, [5]),
+                  document_streams(np.random.SeedSequence(7, spawn_key=(4,)), 2, [5])):
+        assert not np.array_equal(document_streams(seed, 2, [5]).doubles(0, 4), other.doubles(0, 4))
+    within = document_streams(seed, 0, [0]).doubles(0, 100_000)
+    assert stats.kstest(within, "uniform").pvalue > P_MIN
+    n = 20_000
+    streams = document_streams(seed, 0, range(n))
+    first = np.array([streams.doubles(d, 2) for d in range(n)])
+    for column in first.T:
+        assert stats.kstest(column, "uniform").pvalue > P_MIN
+    for x, y in ((first[:-1, 0], first[1:, 0]), (first[:, 0], first[:, 1])):
+        assert abs(np.corrcoef(x, y)[0, 1]) < Z / np.sqrt(n)
+    with pytest.raises(ValueError, match="iteration"):
+        document_streams(seed, -1, [0])
+    with pytest.raises(ValueError, match=">= 0"):
+        document_streams(seed, 0, [-3])

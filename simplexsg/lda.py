@@ -6,7 +6,8 @@ with the topics fixed (``simplexsg.gibbs``), and moves every topic row with the 
 """
 import copy
 import inspect
-import time
+import itertools
+from time import perf_counter
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -15,13 +16,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import metrics
 from ._estimator import restore_on_error
 from ._optional import tqdm
+from .averaging import TailAverage
 from ._random import seed_sequence, substream
 from ._validation import check_int, check_positive_scalar
 from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
-from .gibbs import fold_in, gibbs_topic_counts
+from .gibbs import AssignmentStore, fold_in, gibbs_topic_counts
 from .hyperparameters import DocTopicPriorSampler, GammaPrior
 from .schedules import Polynomial
 from .simplex import SCIR, SGRLD, to_simplex
+from .stopping import Plateau
 
 #: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
 #: SCIR: the paper's offset and decay (notes section 3.5) with step 2.0 instead of its 0.5.
@@ -37,21 +40,48 @@ SAMPLER_DEFAULTS = {
     "sgrld": dict(cls=SGRLD, step_size=0.1, step_offset=1000.0, step_decay=0.6),
 }
 
-#: ``fit`` with ``max_iter=None`` makes as many passes as give at least this many steps.
-MIN_STEPS = 200
-
-#: ``batch_size=None``: ``max(MIN_BATCH, ceil(D / STEPS_PER_PASS))`` documents per minibatch.
-#: The counts are scaled by D / batch; far above 50 their noise, not the chain's mixing, limits
-#: the topics (``benchmarks/lda_synthetic_scale.py``, D = 10^4: batch 50 stays 27% above the
-#: true topics' perplexity after 5 passes, batch 200 is within 3% after 4).
-MIN_BATCH, STEPS_PER_PASS = 50, 50
+#: Defaults of the training schedule, chosen on the tuning corpora of ``benchmarks/lda_study.py``
+#: (news, fortunes, the bundled Wikipedia sample, a synthetic Zipf corpus; K 20-200, beta 0.01
+#: and 0.1) and checked on the others; the study's note in the README has the figures.
+#: What the study showed:
+#:
+#: * passes over the corpus (local sweeps per token), not steps, set the quality: on news
+#:   (K 50) 8 passes give perplexity 2438 whether in 32, 56 or 112 steps, 16 passes 2409;
+#: * so minibatches are large, ``ceil(D / STEPS_PER_PASS)`` documents: few global steps,
+#:   each O(K V), per pass. A whole-corpus batch mixes badly (fortunes: 2529 against 2404
+#:   at D / 3), since the minibatch noise is what lets the topics move;
+#: * a few sweeps per visit, more passes: 6 sweeps (2 discarded) for 20 passes beat 10 (5
+#:   discarded) for 8 at equal time on every tuning corpus;
+#: * warm starts of the local chain (``local_warm_start``) do not help: within seed noise and
+#:   slightly worse on all three (news 2445 / 2438 cold, fortunes 2452 / 2447, Wikipedia
+#:   3518 / 3465 at 8 passes): the restarted chain decorrelates the counts of successive visits.
+#:
+#: ``fit`` with ``max_iter=None`` makes ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps per
+#: pass))`` passes, so that a corpus of one or two minibatches still takes MIN_STEPS steps.
+DEFAULT_PASSES, MIN_STEPS = 20, 60
+MIN_BATCH, STEPS_PER_PASS = 50, 3
+#: Default local sweeps per visit, and how many of them are discarded.
+DEFAULT_SWEEPS, DEFAULT_SWEEP_BURN_IN = 6, 2
 
 #: Gibbs sweeps (and how many are discarded) of the fold-in behind ``transform``, ``score``
 #: and ``perplexity``: more than a training step needs, since a test document has one chance.
 FOLD_IN_SWEEPS, FOLD_IN_BURN_IN = 100, 50
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
-_GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL, _ALPHA = range(6)
+_GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL, _ALPHA, _VALIDATION = range(7)
+
+#: Gibbs sweeps (discarded) of the cheaper fold-in behind early stopping's validation score.
+VALIDATION_SWEEPS, VALIDATION_BURN_IN = 20, 10
+
+
+def default_batch_size(n_documents):
+    """``batch_size=None``: ``max(MIN_BATCH, ceil(D / STEPS_PER_PASS))`` documents."""
+    return max(MIN_BATCH, -(-n_documents // STEPS_PER_PASS))
+
+
+def default_passes(steps_per_pass):
+    """``max_iter=None``: ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps_per_pass))`` passes."""
+    return max(DEFAULT_PASSES, -(-MIN_STEPS // steps_per_pass))
 
 #: ``learn_doc_topic_prior``: the alpha sampler's centre is re-optimised (and the chain moved
 #: to it) after each of the first ALPHA_WARMUP_STEPS steps, from the counts stored so far.
@@ -77,26 +107,28 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Symmetric Dirichlet parameter beta of the topics.
     batch_size : int, default None
         Documents per minibatch in ``fit`` (the last minibatch of a pass may be smaller).
-        None: ``max(50, ceil(D / 50))``, i.e. the paper's 50 documents on small corpora and 50
-        steps per pass on large ones, so the scale factor D / batch of the counts stays <= 50.
+        None: ``max(50, ceil(D / 3))``: three steps per pass (``default_batch_size``; the
+        reasoning is at ``DEFAULT_PASSES`` in this module).
     step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex`` docstring).
-    n_gibbs : int, default 10
-        Gibbs sweeps per document per training step (``transform`` and ``perplexity`` run
-        ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
-    gibbs_burn_in : int, default None (n_gibbs // 2)
+    n_gibbs : int, default 6
+        Gibbs sweeps per document per training step, after a sequential start (``transform``
+        and ``perplexity`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
+    gibbs_burn_in : int, default None (min(2, n_gibbs // 2))
         Sweeps discarded before the counts are averaged.
     max_iter : int, default None
-        Passes over the training documents in ``fit``. None: enough passes for at least
-        ``MIN_STEPS`` (200) steps, since the chain's progress is counted in steps (50 passes of
-        200 documents at batch 50; 4 passes of 10,000 or more at the default batch size).
+        Passes over the training documents in ``fit``. None: 20 passes (at least 60 steps),
+        unless ``max_time`` or ``early_stopping`` is set, which then end the fit.
     burn_in : int, default None
         Steps after which the topic samples are averaged into ``components_``. None: half of the
-        steps of ``fit``; 0 for a model built by ``partial_fit`` alone.
+        steps when ``fit`` knows how many it will take (``max_iter``, or its default without
+        ``max_time`` and ``early_stopping``); otherwise, and for ``partial_fit``, the doubling
+        rule of ``simplexsg.averaging``: whenever the chain stops, the average covers more than
+        its last half and at most its last three quarters.
     total_samples : int, default None
         Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
-        sees. Required by ``partial_fit``.
+        trains on. Required by ``partial_fit``.
     local_topics : {"mean", "sample"}, default "mean"
         Topics the local Gibbs step conditions on. "sample": the current sample, the exact
         SG-MCMC scheme of the paper. "mean": the normalised conditional mean of the last step,
@@ -125,6 +157,26 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     doc_topic_prior_prior : (shape, rate), default (1.0, 1.0)
         Gamma prior on alpha (each entry with "per_topic"); (1, 1) is an exponential of mean 1.
         Used only with ``learn_doc_topic_prior``.
+    local_warm_start : bool, default False
+        With an in-memory corpus, start each document's local chain from its topic assignments
+        at its last visit (4 bytes per token) instead of the sequential start. The sweeps are
+        the same exact kernel, so each visit targets the same law; the study found no gain
+        (the reasoning at ``DEFAULT_PASSES``). A streamed corpus always starts cold.
+    max_time : float, default None
+        Training budget in seconds: ``fit`` stops at the end of the first step that reaches it
+        (so it overruns by less than one step); evaluations (``evaluate_every``,
+        ``early_stopping``) are not counted.
+    early_stopping : bool, default False
+        Stop when the validation perplexity stops improving: every half pass, the current
+        ``components_`` are scored by document completion on the validation documents (a
+        cheaper Gibbs fold-in, 20 sweeps, with the same random streams each time), and ``fit``
+        stops once ``n_iter_no_change`` successive scores fail to beat the best one by the
+        fraction ``tol``. Validation documents: ``X_heldout`` if given, else a seeded
+        ``validation_fraction`` of the training documents, held out of training.
+    validation_fraction : float in (0, 1), default 0.1
+    n_iter_no_change : int, default 2
+    tol : float in [0, 1), default 1e-3
+        Parameters of ``early_stopping`` (scikit-learn's names).
     n_jobs : int, default 1
         Threads of the Gibbs kernel. Results do not depend on it.
     random_state : None, int, numpy SeedSequence or Generator
@@ -141,7 +193,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         with ``local_topics="mean"`` their conditional means: a Rao-Blackwellised average). With
         no such step yet, the current topics.
     theta_ : (K, W) current state of the sampler (unnormalised topics).
-    n_iter_ : passes over the data done by ``fit``; n_batch_iter_ : steps taken.
+    n_iter_ : complete passes over the data done by ``fit``; n_batch_iter_ : steps taken.
+    stop_reason_ : why ``fit`` stopped: "max_iter", "max_time" or "converged".
+    training_seconds_ : seconds ``fit`` spent training (evaluations excluded).
+    validation_history_ : list of dicts (step, perplexity) of ``early_stopping``.
+    burn_in_ : the first step averaged into ``components_``.
     batch_size_ : documents per minibatch of ``fit``; total_samples_ : the corpus size D.
     n_documents_seen_ : documents passed through the local step.
     history_ : list of dicts (step, documents, seconds, perplexity): every ``evaluate_every``
@@ -158,10 +214,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def __init__(self, n_components=10, *, sampler="scir", doc_topic_prior=None,
                  topic_word_prior=None, batch_size=None, step_size=None, step_offset=None,
-                 step_decay=None, n_gibbs=10, gibbs_burn_in=None, max_iter=None, burn_in=None,
+                 step_decay=None, n_gibbs=6, gibbs_burn_in=None, max_iter=None, burn_in=None,
                  total_samples=None, local_topics="mean", learn_doc_topic_prior=False,
-                 doc_topic_prior_prior=(1.0, 1.0), n_jobs=1, random_state=None,
-                 verbose=0, evaluate_every=0):
+                 doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=2, tol=1e-3,
+                 n_jobs=1, random_state=None, verbose=0, evaluate_every=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -178,6 +235,12 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.local_topics = local_topics
         self.learn_doc_topic_prior = learn_doc_topic_prior
         self.doc_topic_prior_prior = doc_topic_prior_prior
+        self.local_warm_start = local_warm_start
+        self.max_time = max_time
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -196,7 +259,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return check_positive_scalar(name, default if value is None else value)
 
         n_gibbs = check_int("n_gibbs", self.n_gibbs)
-        gibbs_burn_in = n_gibbs // 2 if self.gibbs_burn_in is None else self.gibbs_burn_in
+        gibbs_burn_in = (min(DEFAULT_SWEEP_BURN_IN, n_gibbs // 2) if self.gibbs_burn_in is None
+                         else self.gibbs_burn_in)
         gibbs_burn_in = check_int("gibbs_burn_in", gibbs_burn_in, 0)
         if gibbs_burn_in >= n_gibbs:
             raise ValueError(f"gibbs_burn_in ({gibbs_burn_in}) must be < n_gibbs ({n_gibbs})")
@@ -214,7 +278,23 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             gibbs_burn_in=gibbs_burn_in,
             n_jobs=check_int("n_jobs", self.n_jobs),
             evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
+            max_time=(None if self.max_time is None
+                      else check_positive_scalar("max_time", self.max_time)),
+            n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change),
         )
+        for name in ("early_stopping", "local_warm_start"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            params[name] = bool(getattr(self, name))
+        fraction = self.validation_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) \
+                or not 0 < fraction < 1:
+            raise ValueError(f"validation_fraction must lie in (0, 1), got {fraction!r}")
+        params["validation_fraction"] = float(fraction)
+        tol = self.tol
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
+            raise ValueError(f"tol must lie in [0, 1), got {tol!r}")
+        params["tol"] = float(tol)
         learn = self.learn_doc_topic_prior
         if isinstance(learn, (bool, np.bool_)):
             learn = bool(learn)
@@ -244,40 +324,94 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         ``id2word`` (gensim Dictionary or mapping) names the words and fixes the vocabulary
         size of a streamed corpus. ``X_heldout``: documents for the ``evaluate_every`` history
-        (default: the training documents themselves, scored by document completion).
+        and for ``early_stopping`` (default: the training documents themselves for the history,
+        a split of ``validation_fraction`` of them for early stopping).
+
+        Training stops after ``max_iter`` passes, or at the end of the first step that
+        reaches ``max_time`` seconds, or when early stopping sees no progress, whichever comes
+        first; ``stop_reason_`` says which.
         """
         params = self._check_params()
         corpus = self._read(X, id2word, reset=True)
+        seed = seed_sequence(self.random_state)
+        heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
+        validation = None
+        if params["early_stopping"]:
+            corpus, validation = self._validation_split(corpus, heldout, params, seed)
         n_docs = corpus.n_documents if isinstance(corpus, BowStream) else corpus.shape[0]
         D = params["total_samples"] or n_docs
         if isinstance(corpus, BowStream) and D is None:
             raise ValueError("a streamed corpus without len() needs total_samples")
-        self._init_state(params, corpus_features=self.n_features_in_,
-                         seed=seed_sequence(self.random_state), n_documents=D)
-        heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
+        self._init_state(params, corpus_features=self.n_features_in_, seed=seed, n_documents=D)
         if heldout is None and params["evaluate_every"] and not isinstance(corpus, BowStream):
             heldout = corpus
-        batch_size = params["batch_size"] or max(MIN_BATCH, -(-D // STEPS_PER_PASS))
+        batch_size = params["batch_size"] or default_batch_size(D)
         steps_per_pass = -(-(n_docs or D) // batch_size)
-        passes = params["max_iter"] or -(-MIN_STEPS // steps_per_pass)
-        total_steps = passes * steps_per_pass
-        self.burn_in_ = total_steps // 2 if params["burn_in"] is None else params["burn_in"]
+        budgeted = params["max_time"] is not None or validation is not None
+        passes = params["max_iter"] or (None if budgeted else default_passes(steps_per_pass))
+        if params["burn_in"] is not None or passes is not None:
+            self.burn_in_ = (passes * steps_per_pass // 2 if params["burn_in"] is None
+                             else params["burn_in"])
+        else:
+            self.burn_in_ = None                    # the doubling-block rule of TailAverage
+        self._init_averages()
         self.total_samples_, self.batch_size_ = D, batch_size
-        progress = self._progress(total_steps)
+        stopper = None if validation is None else _EarlyStopping(
+            self, validation, params, max(1, steps_per_pass // 2))
+        store = (AssignmentStore(corpus) if params["local_warm_start"]
+                 and not isinstance(corpus, BowStream) else None)
+        progress = self._progress(None if passes is None else passes * steps_per_pass)
+        self.stop_reason_ = "max_iter"
         training_seconds = 0.0
-        for epoch in range(passes):
-            for doc_indices, batch in self._minibatches(corpus, batch_size, epoch):
-                start = time.perf_counter()
-                self._step(batch, params, doc_indices)
-                training_seconds += time.perf_counter() - start
-                self._maybe_evaluate(params, heldout, training_seconds)
-                if progress is not None:
-                    progress.update(1)
-            self.n_iter_ = epoch + 1
+        epochs = range(passes) if passes is not None else itertools.count()
+        for doc_indices, batch in itertools.chain.from_iterable(
+                self._minibatches(corpus, batch_size, epoch) for epoch in epochs):
+            start = perf_counter()
+            z = self._step(batch, params, doc_indices,
+                           None if store is None else store.gather(doc_indices))
+            if store is not None:
+                store.scatter(doc_indices, z)
+            training_seconds += perf_counter() - start
+            self._maybe_evaluate(params, heldout, training_seconds)
+            if progress is not None:
+                progress.update(1)
+            if stopper is not None and stopper.converged():
+                self.stop_reason_ = "converged"
+                break
+            if params["max_time"] is not None and training_seconds >= params["max_time"]:
+                self.stop_reason_ = "max_time"
+                break
+        n_docs = corpus.n_documents if isinstance(corpus, BowStream) else n_docs
+        self.n_iter_ = self.n_documents_seen_ // n_docs          # complete passes
         if progress is not None:
             progress.close()
+        self.training_seconds_ = training_seconds
+        self.validation_history_ = [] if stopper is None else stopper.history
         self._update_components()
+        if self.burn_in_ is None:
+            self.burn_in_ = self._topic_average.start
         return self
+
+    def _validation_split(self, corpus, heldout, params, seed):
+        """(training corpus, validation documents) for early stopping: ``X_heldout`` when
+        given, else a seeded ``validation_fraction`` of the rows of an in-memory corpus."""
+        if heldout is not None:
+            return corpus, heldout
+        if isinstance(corpus, BowStream):
+            raise ValueError("early_stopping on a streamed corpus needs X_heldout (validation "
+                             "documents): a stream cannot be split without reading it")
+        n_docs = corpus.shape[0]
+        n_validation = int(round(params["validation_fraction"] * n_docs))
+        if not 1 <= n_validation < n_docs:
+            raise ValueError(f"validation_fraction={params['validation_fraction']} of "
+                             f"{n_docs} documents leaves {n_validation} for validation and "
+                             f"{n_docs - n_validation} for training: both need at least one")
+        order = np.random.default_rng(substream(seed, _VALIDATION)).permutation(n_docs)
+        validation = corpus[np.sort(order[:n_validation])]
+        if validation.sum() < 2:
+            raise ValueError("the validation documents hold fewer than 2 tokens: raise "
+                             "validation_fraction or pass X_heldout")
+        return corpus[np.sort(order[n_validation:])], validation
 
     @restore_on_error
     def partial_fit(self, X, y=None, *, id2word=None):
@@ -297,14 +431,18 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self._init_state(params, corpus_features=self.n_features_in_,
                              seed=seed_sequence(self.random_state),
                              n_documents=params["total_samples"])
-            self.burn_in_ = params["burn_in"] or 0
+            self.burn_in_ = params["burn_in"]      # None: TailAverage's doubling rule
+            self._init_averages()
             self.total_samples_ = params["total_samples"]
-            self.n_iter_ = 0
-        elif self._alpha_sampler is not None:
+            self.stop_reason_ = None
+        else:
             # the step updates these in place: work on copies, so that a failed call leaves
             # the model as it was (restore_on_error puts the old objects back)
-            self._alpha_sampler = copy.deepcopy(self._alpha_sampler)
-            self._alpha_history = list(self._alpha_history)
+            self._topic_average = copy.copy(self._topic_average)
+            self._alpha_average = copy.copy(self._alpha_average)
+            if self._alpha_sampler is not None:
+                self._alpha_sampler = copy.deepcopy(self._alpha_sampler)
+                self._alpha_history = list(self._alpha_history)
         # documents of a stream of minibatches: running position, modulo the corpus size
         doc_indices = np.arange(self.n_documents_seen_, self.n_documents_seen_ + corpus.shape[0])
         self._step(corpus, params, doc_indices)
@@ -318,7 +456,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         differs from the fitted one.
         """
         if not reset:
-            check_is_fitted(self, "theta_")
+            check_is_fitted(self, "n_features_in_")
         n_features = len(id2word) if id2word is not None else (
             None if reset else self.n_features_in_)
         if is_bow_corpus(X):
@@ -346,17 +484,20 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.n_documents_seen_ = 0
         self.n_iter_ = 0
         self.history_ = []
-        self._topic_sum = np.zeros((K, W))
-        self._n_topic_samples = 0
         self._local = to_simplex(self.theta_)
         self._alpha_sampler = None
         self._alpha_history = []
-        self._alpha_sum, self._n_alpha_samples = np.zeros(K), 0
         self.doc_topic_prior_samples_ = None
         if params["learn_alpha"] is not None:
             self._alpha_sampler = DocTopicPriorSampler(
                 K, n_documents, symmetric=params["learn_alpha"] == "symmetric",
                 prior=params["alpha_prior"], initial=params["alpha"])
+
+    def _init_averages(self):
+        """Posterior-mean accumulators of the topics and alpha from ``burn_in_`` on (None: the
+        doubling-block rule of ``simplexsg.averaging``, for a chain of unknown length)."""
+        self._topic_average = TailAverage(self.burn_in_)
+        self._alpha_average = TailAverage(self.burn_in_)
 
     def _minibatches(self, corpus, batch_size, epoch):
         """Yield (global document indices, CSR minibatch)."""
@@ -370,7 +511,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             indices = np.sort(order[start:start + batch_size])
             yield indices, corpus[indices]
 
-    def _step(self, X_batch, params, doc_indices):
+    def _step(self, X_batch, params, doc_indices, assignments=None):
         """Local Gibbs step on X_batch, then one simplex-sampler step of every topic (and, when
         learning alpha, one step of the alpha sampler). ``doc_indices``: the documents' global
         indices (taken modulo the corpus size D)."""
@@ -381,7 +522,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         counts = gibbs_topic_counts(
             X_batch, self._local, alpha, n_sweeps=params["n_gibbs"],
             burn_in=params["gibbs_burn_in"], seed=substream(self.random_state_, _GIBBS),
-            iteration=t, n_jobs=params["n_jobs"], last_sweep=learning)
+            iteration=t, n_jobs=params["n_jobs"], last_sweep=learning, assignments=assignments)
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)
         estimate = np.zeros((K, W))
@@ -395,11 +536,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._local = to_simplex(self.theta_ if self.local_topics == "sample" else
                                  sampler.conditional_mean(previous, self.topic_word_prior_,
                                                           estimate, sampler.step_size_at(t)))
-        if t >= self.burn_in_:
-            self._topic_sum = self._topic_sum + self._local
-            self._n_topic_samples += 1
+        self._topic_average.add(t, self._local)
         self.n_batch_iter_ = t + 1
         self.n_documents_seen_ += X_batch.shape[0]
+        return counts.assignments
 
     def _alpha_step(self, last_counts, doc_indices, t):
         """Store the minibatch's last-sweep counts in the alpha sampler, recentre when due
@@ -412,22 +552,22 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         sampler.update_counts(idx, last_counts[::-1][first])
         seen = self.n_documents_seen_
         end_of_pass = (seen + len(doc_indices)) // D > seen // D
-        if t < ALPHA_WARMUP_STEPS or (end_of_pass and t < self.burn_in_):
+        if t < ALPHA_WARMUP_STEPS or (end_of_pass and t < self._alpha_average.start):
             sampler.recentre(move=True)
+        elif end_of_pass and not self._alpha_average.fixed:
+            sampler.recentre(move=False)       # the chain keeps its state: no jump in the average
         alpha = sampler.step(idx, np.random.default_rng(substream(self.random_state_, _ALPHA, t)))
         self._alpha_history.append(alpha)
-        if t >= self.burn_in_:
-            self._alpha_sum = self._alpha_sum + alpha
-            self._n_alpha_samples += 1
+        self._alpha_average.add(t, alpha)
 
     def _update_components(self):
-        self.components_ = (self._topic_sum / self._n_topic_samples if self._n_topic_samples
-                            else self._local)
+        mean = self._topic_average.mean()
+        self.components_ = self._local if mean is None else mean
         if self._alpha_sampler is not None:
             self.doc_topic_prior_samples_ = np.array(self._alpha_history).reshape(
                 -1, self.theta_.shape[0])
-            alpha = (self._alpha_sum / self._n_alpha_samples if self._n_alpha_samples
-                     else self._alpha_sampler.alpha)
+            alpha = self._alpha_average.mean()
+            alpha = self._alpha_sampler.alpha if alpha is None else alpha
             self.doc_topic_prior_ = (float(alpha.mean()) if self._alpha_sampler.symmetric
                                      else alpha)
 
@@ -491,6 +631,44 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.positive_only = True
         tags.input_tags.categorical = True  # integer counts: the checks then feed integer data
         return tags
+
+
+class _EarlyStopping:
+    """The stopping rule of ``LDA(early_stopping=True)``.
+
+    Every ``interval`` steps the current ``components_`` (the running posterior mean) are scored
+    on the validation documents by document completion, folded in by a cheaper Gibbs fold-in
+    (``VALIDATION_SWEEPS``, ``VALIDATION_BURN_IN``) with the same random streams each time, so
+    that successive scores differ by the model only. Training stops when ``n_iter_no_change``
+    successive scores fail to improve on the best so far by the fraction ``tol``
+    (``simplexsg.stopping.Plateau``).
+    ``history``: (step, training seconds, validation perplexity) of each evaluation.
+    """
+
+    def __init__(self, model, validation, params, interval):
+        self.model, self.interval = model, interval
+        self.plateau = Plateau(params["tol"], params["n_iter_no_change"])
+        self.n_jobs = params["n_jobs"]
+        self.observed, self.heldout = metrics.completion_split(validation, random_state=0)
+        self.history = []
+
+    def converged(self):
+        model = self.model
+        if model.n_batch_iter_ % self.interval:
+            return False
+        model._update_components()
+        seed = substream(model.random_state_, _VALIDATION)
+
+        def gibbs(topics, alpha, X):
+            return fold_in(topics, alpha, X, n_sweeps=VALIDATION_SWEEPS,
+                           burn_in=VALIDATION_BURN_IN, seed=seed, n_jobs=self.n_jobs)
+        perplexity = metrics.document_completion_score(
+            model.components_, model.doc_topic_prior_, self.observed, self.heldout,
+            fold_in=gibbs).perplexity
+        self.history.append(dict(step=model.n_batch_iter_, perplexity=perplexity))
+        if model.verbose >= 2:
+            print(f"step {model.n_batch_iter_}: validation perplexity {perplexity:.1f}")
+        return self.plateau.update(perplexity)
 
 
 def _fixed_sampler_class(name, sampler, doc):

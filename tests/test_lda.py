@@ -43,7 +43,7 @@ def true_topic_perplexity(topics, alpha, X):
             local_topics="sample"),
     # SGRLD's best step depends on the corpus: 0.01 here (0.1, its default, gives perplexity
     # 7% above the truth), 0.1 on the bundled corpus. SCIR's defaults serve both.
-    SGRLDLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, step_size=0.01,
+    SGRLDLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, step_size=0.01, batch_size=50,
              random_state=1),
 ], ids=["scir", "scir-exact-local-step", "sgrld-tuned"])
 def test_recovers_known_topics(synthetic, estimator):
@@ -69,9 +69,10 @@ def test_scir_beats_sgrld_on_the_bundled_corpus():
         assert scir.perplexity(data.X_test) < sgrld.perplexity(data.X_test), seed
 
 
-@pytest.mark.parametrize("n_docs, batch, passes", [(200, 50, 50), (600, 50, 17), (5000, 100, 4), (5001, 101, 4)])
+@pytest.mark.parametrize("n_docs, batch, passes", [(40, 50, 60), (100, 50, 30), (200, 67, 20),
+                                                   (5000, 1667, 20), (5001, 1667, 20)])
 def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes):
-    # batch_size=None: max(50, ceil(D / 50)); max_iter=None: passes for >= 200 steps
+    # batch_size=None: max(50, ceil(D / 3)); max_iter=None: max(20 passes, 60 steps)
     X = sp.csr_array(np.ones((n_docs, 4), dtype=np.int64))
     lda = SCIRLDA(2, n_gibbs=1, gibbs_burn_in=0, random_state=0).fit(X)
     steps_per_pass = -(-n_docs // batch)
@@ -87,7 +88,7 @@ def test_components_and_transform_are_distributions(synthetic):
     doc_topic = lda.transform(X_test)
     assert doc_topic.shape == (200, 5)
     np.testing.assert_allclose(doc_topic.sum(axis=1), 1.0)
-    assert lda.n_batch_iter_ == 2 * 12 and lda.n_iter_ == 2 and lda.n_documents_seen_ == 1200
+    assert lda.n_batch_iter_ == 2 * 3 and lda.n_iter_ == 2 and lda.n_documents_seen_ == 1200
     assert list(lda.get_feature_names_out()) == [f"scirlda{k}" for k in range(5)]
 
 
@@ -215,8 +216,8 @@ def test_pipeline_and_grid_search():
 
 def test_evaluation_history(synthetic):
     X_train, X_test, _ = synthetic
-    lda = SCIRLDA(5, max_iter=2, evaluate_every=4, random_state=0).fit(X_train, X_heldout=X_test)
-    assert [h["step"] for h in lda.history_] == [4, 8, 12, 16, 20, 24]
+    lda = SCIRLDA(5, max_iter=2, evaluate_every=2, random_state=0).fit(X_train, X_heldout=X_test)
+    assert [h["step"] for h in lda.history_] == [2, 4, 6]
     assert all(np.isfinite(h["perplexity"]) and h["seconds"] >= 0 for h in lda.history_)
     assert lda.history_[-1]["documents"] == 1200
 

@@ -1,0 +1,472 @@
+"""Held-out perplexity against training time of SCIR-LDA and SGRLD-LDA at their defaults and of
+peer LDA implementations, on several corpora: the check behind the estimators' defaults.
+
+Corpora (each a train/test pair of count matrices): the six of ``$SIMPLEXSG_DATA/corpora``
+(``--data``; a seeded permutation, seed 0, puts ``min(1000, D // 10)`` documents in the test
+set), ``wiki`` (``load_wiki_sample()``), ``lee`` (gensim's lee_background.cor vectorised here),
+``reuters`` (``lda.datasets.load_reuters()``) and ``synth1e4`` / ``synth1e5`` (LDA corpora with
+Zipf word frequencies, generated here). TUNING corpora choose the defaults, HELDOUT ones check
+them. Grid: K in {20, 50, 100, 200} (only {50, 100} above 300k training tokens), alpha = 0.1,
+beta in {0.01, 0.1}, 2 seeds.
+
+Methods, all single-threaded, each a curve of (training seconds, perplexity) checkpoints:
+``scir`` / ``sgrld`` (``SCIRLDA`` / ``SGRLDLDA`` defaults plus ``--scir-params`` /
+``--sgrld-params``; one checkpoint), ``tomotopy`` (after 10, 25, 50, 100, 150, 200 iterations),
+``gensim`` (online VB, chunks of 2000, a checkpoint per ``update`` pass) and ``sklearn`` (online
+VB, batches of 128, a ``partial_fit`` pass per checkpoint). The VB peers stop after 10 passes, or
+once past ``--peer-time-factor`` times the slower of scir and sgrld (same corpus, K, beta, seed),
+or 300 s. One evaluator for every model (``EVALUATION``). Ratios of scir (and sgrld) perplexity
+to tomotopy's after 200 iterations and to each peer's at equal time; medians over seeds.
+
+    SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_study.py --corpora tuning \\
+        --out benchmarks/results/lda_study.json
+    python benchmarks/lda_study.py --summary-only benchmarks/results/lda_study.json
+"""
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+import simplexsg
+from simplexsg import SCIRLDA, SGRLDLDA
+from simplexsg.datasets import load_uci_bow, load_wiki_sample
+from simplexsg.metrics import fixed_point_fold_in
+
+from _common import completion_perplexity, tomotopy_model, tomotopy_topics, write_results
+
+ALPHA, BETAS, SEEDS = 0.1, (0.01, 0.1), 2
+K_SMALL, K_LARGE, LARGE_TOKENS = (20, 50, 100, 200), (50, 100), 300_000  # training tokens
+TOMOTOPY_ITERATIONS, MAX_PASSES, PEER_MAX_SECONDS = (10, 25, 50, 100, 150, 200), 10, 300.0
+QUICK = dict(K=[20], betas=[0.1], seeds=1, tomotopy_iterations=(50, 200), max_passes=2,
+             corpora=["wiki", "reuters", "parlspeech_en", "fortunes"])
+UCI_CORPORA = ("news", "parlspeech_en", "healthtweets", "fortunes", "wordnet_glosses", "gcide")
+GROUPS = {"tuning": ["news", "fortunes", "wiki", "synth1e4"],
+          "heldout": ["parlspeech_en", "healthtweets", "wordnet_glosses", "gcide", "lee", "reuters",
+                      "synth1e5"]}
+SYNTHETIC = {"synth1e4": (10_000, 200), "synth1e5": (100_000, 60)}  # documents, mean length
+SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED = 20_000, 100, 1.1, 0
+SIMPLEXSG_INFO = ("n_batch_iter_", "batch_size_", "n_iter_", "stop_reason_")
+OURS, PEERS = ("scir", "sgrld"), ("tomotopy", "gensim", "sklearn")
+RATIOS = ("ratio_tomotopy200", "time_ratio_tomotopy200", "ratio_tomotopy_equal_time",
+          "ratio_gensim_equal_time", "ratio_sklearn_equal_time")
+EVALUATION = ("document_completion_score on completion_split(X_test, random_state=0) (tokens "
+              "shuffled per document, first half observed), fixed_point_fold_in (100 iterations); "
+              "alpha = 0.1 for every model, topics row-normalised")
+
+
+# ------------------------------------------------------------------------------------ corpora
+def split(X):
+    """Seeded permutation (seed 0): the first ``min(1000, D // 10)`` documents are the test set."""
+    X = sp.csr_matrix(X, dtype=np.int64)
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    n_test = min(1000, X.shape[0] // 10)
+    return X[perm[n_test:]], X[perm[:n_test]]
+
+
+def lee_counts():
+    """gensim's lee_background.cor (a document per line) vectorised; short ones (< 4) dropped."""
+    from gensim.test.utils import datapath
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    with open(datapath("lee_background.cor"), encoding="utf-8", errors="replace") as fh:
+        lines = [line.lower() for line in fh]
+    X = CountVectorizer(token_pattern=r"[a-z]{3,}", stop_words="english", min_df=2,
+                        max_df=0.5).fit_transform(lines)
+    return X[np.asarray(X.sum(axis=1)).ravel() >= 4]
+
+
+def synthetic_counts(n_docs, mean_length):
+    """An LDA corpus: SYNTH_TOPICS topics ~ Dirichlet(0.05 V z), z_w ∝ 1 / (w + 1)^1.1 over V =
+    SYNTH_WORDS words; proportions ~ Dirichlet(0.1); lengths ~ Poisson(mean_length); each topic's
+    tokens drawn at once by inverse CDF. Empty documents dropped."""
+    rng = np.random.default_rng(SYNTH_SEED)
+    zipf = 1.0 / np.arange(1, SYNTH_WORDS + 1) ** SYNTH_ZIPF
+    topics = rng.gamma(0.05 * SYNTH_WORDS * zipf / zipf.sum(), size=(SYNTH_TOPICS, SYNTH_WORDS))
+    cdf = np.cumsum(topics / topics.sum(axis=1, keepdims=True), axis=1)
+    doc_topic = rng.dirichlet(np.full(SYNTH_TOPICS, 0.1), size=n_docs)
+    n_dk = rng.multinomial(rng.poisson(mean_length, size=n_docs), doc_topic)
+    rows = [np.repeat(np.arange(n_docs), n_dk[:, k]) for k in range(SYNTH_TOPICS)]
+    cols = [np.searchsorted(cdf[k], rng.random(r.size) * cdf[k, -1], side="right")
+            for k, r in enumerate(rows)]
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    X = sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)),
+                      shape=(n_docs, SYNTH_WORDS))
+    X.sum_duplicates()
+    return X[X.getnnz(axis=1) > 0]
+
+
+def load_corpus(name, data_dir):
+    """``(X_train, X_test)`` of a corpus; FileNotFoundError if a data-folder corpus is absent."""
+    if name in UCI_CORPORA:
+        if data_dir is None:
+            raise FileNotFoundError("no data folder: set SIMPLEXSG_DATA or pass --data")
+        path = Path(data_dir) / "corpora" / name / "docword.txt.gz"
+        if not path.is_file():
+            raise FileNotFoundError(f"no file at {path} (set SIMPLEXSG_DATA or --data)")
+        return split(load_uci_bow(path)[0])
+    if name == "wiki":
+        data = load_wiki_sample()
+        return data.X_train, data.X_test
+    if name == "lee":
+        return split(lee_counts())
+    if name == "reuters":
+        import lda.datasets
+        return split(lda.datasets.load_reuters())
+    return split(synthetic_counts(*SYNTHETIC[name]))
+
+
+def corpus_stats(name, X_train, X_test):
+    tokens = int(X_train.sum())
+    return {"group": group_of(name), "D_train": X_train.shape[0], "D_test": X_test.shape[0],
+            "W": X_train.shape[1], "train_tokens": tokens,
+            "mean_tokens_per_doc": round(tokens / X_train.shape[0], 2)}
+
+
+def group_of(name):
+    return next(group for group, names in GROUPS.items() if name in names)
+
+
+# ------------------------------------------------------------------------------------ methods
+# A method is ``fit(X_train, K, beta, seed, score, time_limit) -> [checkpoint, ...]`` (its own
+# settings bound by ``make_methods``); score is ``completion_perplexity``'s
+# ``perplexity(topics, alpha)``; only the VB peers heed time_limit.
+def checkpoint(seconds, perplexity, info):
+    return {"seconds": seconds, "perplexity": float(perplexity), "info": info}
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def simplexsg_curve(cls, overrides, X, K, beta, seed, score, time_limit):
+    model = cls(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta, random_state=seed,
+                n_jobs=1, **overrides)
+    start = time.perf_counter()
+    model.fit(X)
+    seconds = time.perf_counter() - start
+    info = {name: _plain(getattr(model, name, None)) for name in SIMPLEXSG_INFO}
+    return [checkpoint(seconds, score(model.components_, ALPHA), info)]
+
+
+def tomotopy_curve(iterations, X, K, beta, seed, score, time_limit):
+    """Model build timed with the first checkpoint; each ``train`` call timed."""
+    start = time.perf_counter()
+    model = tomotopy_model(X, K, ALPHA, beta, seed)
+    seconds, done, curve = time.perf_counter() - start, 0, []
+    for target in iterations:
+        start = time.perf_counter()
+        model.train(target - done, workers=1)
+        seconds, done = seconds + time.perf_counter() - start, target
+        curve.append(checkpoint(seconds, score(tomotopy_topics(model, X.shape[1], beta), ALPHA),
+                                {"iterations": target}))
+    return curve
+
+
+def pass_curve(build, topics, score, max_passes, time_limit):
+    """``build() -> (model, one_pass)``, timed with the first pass; a checkpoint after each pass
+    until ``max_passes`` or until the training seconds pass ``time_limit``."""
+    start = time.perf_counter()
+    model, one_pass = build()
+    seconds, curve = time.perf_counter() - start, []
+    while len(curve) < max_passes and seconds <= time_limit:
+        start = time.perf_counter()
+        one_pass()
+        seconds += time.perf_counter() - start
+        curve.append(checkpoint(seconds, score(topics(model), ALPHA), {"passes": len(curve) + 1}))
+    return curve
+
+
+def gensim_curve(max_passes, X, K, beta, seed, score, time_limit):
+    """gensim LdaModel, float64, no logged bound; each ``update`` call is one pass. (Repeated
+    calls decay the step size with all documents seen, where ``passes=n`` in one call would
+    count passes instead.)"""
+    from gensim.matutils import Sparse2Corpus
+    from gensim.models import LdaModel
+
+    def build():
+        corpus = Sparse2Corpus(X, documents_columns=False)
+        model = LdaModel(None, num_topics=K, id2word={w: str(w) for w in range(X.shape[1])},
+                         alpha=ALPHA, eta=beta, random_state=seed, eval_every=None,
+                         chunksize=2000, passes=1, dtype=np.float64)
+        return model, partial(model.update, corpus, passes=1)
+    return pass_curve(build, lambda model: model.get_topics(), score, max_passes, time_limit)
+
+
+def sklearn_curve(max_passes, X, K, beta, seed, score, time_limit):
+    """scikit-learn online VB; ``partial_fit(X_train)`` is one pass in batches of 128."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    def build():
+        model = LatentDirichletAllocation(
+            n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta, learning_method="online",
+            batch_size=128, total_samples=X.shape[0], random_state=seed, n_jobs=1)
+        return model, partial(model.partial_fit, X)
+    return pass_curve(build, lambda model: model.components_, score, max_passes, time_limit)
+
+
+def make_methods(args):
+    methods = {"scir": partial(simplexsg_curve, SCIRLDA, args.scir_params),
+               "sgrld": partial(simplexsg_curve, SGRLDLDA, args.sgrld_params),
+               "tomotopy": partial(tomotopy_curve, args.tomotopy_iterations),
+               "gensim": partial(gensim_curve, args.max_passes),
+               "sklearn": partial(sklearn_curve, args.max_passes)}
+    return {name: fit for name, fit in methods.items() if name in args.methods}
+
+
+# -------------------------------------------------------------------------------- comparisons
+def tomotopy_at(seconds, curve):
+    """tomotopy's perplexity interpolated linearly in time at ``seconds``, and a flag if outside."""
+    times = [c["seconds"] for c in curve]
+    flag = ("before tomotopy's first checkpoint" if seconds < times[0] else
+            "after tomotopy's last checkpoint" if seconds > times[-1] else None)
+    return float(np.interp(seconds, times, [c["perplexity"] for c in curve])), flag
+
+
+def peer_at(seconds, curve):
+    """The peer's perplexity at its last checkpoint by ``seconds`` (its first, flagged, if none)."""
+    reached = [c for c in curve if c["seconds"] <= seconds]
+    if not reached:
+        return curve[0]["perplexity"], "peer slower than one pass"
+    return reached[-1]["perplexity"], None
+
+
+def compare(curves, method):
+    """Ratios of ``method``'s final checkpoint to the peers' curves (None if a curve is missing)."""
+    ours, out, flags = curves[method][-1], {}, []
+    tomotopy200 = [c for c in curves.get("tomotopy", []) if c["info"]["iterations"] == 200]
+    if tomotopy200:
+        out["ratio_tomotopy200"] = ours["perplexity"] / tomotopy200[0]["perplexity"]
+        out["time_ratio_tomotopy200"] = ours["seconds"] / tomotopy200[0]["seconds"]
+    for peer, at in (("tomotopy", tomotopy_at), ("gensim", peer_at), ("sklearn", peer_at)):
+        if curves.get(peer):
+            perplexity, flag = at(ours["seconds"], curves[peer])
+            out[f"ratio_{peer}_equal_time"] = ours["perplexity"] / perplexity
+            flags += [f"{peer}: {flag}"] if flag else []
+    return {**out, "flags": flags}
+
+
+def summary_row(corpus, K, beta, method, seeds):
+    """Medians over seeds of ``method``'s perplexity, seconds and ratios; the union of flags."""
+    runs = [s for s in seeds if s["curves"][method]["curve"]]
+    if not runs:
+        return None
+    tomotopy200 = [c for s in runs for c in s["curves"].get("tomotopy", {}).get("curve", [])
+                   if c["info"]["iterations"] == 200]
+
+    def median(values):
+        values = [v for v in values if v is not None]
+        return float(np.median(values)) if values else None
+
+    row = {"group": group_of(corpus), "corpus": corpus, "K": K, "beta": beta, "method": method,
+           "perplexity": median([s["curves"][method]["curve"][-1]["perplexity"] for s in runs]),
+           "seconds": median([s["curves"][method]["curve"][-1]["seconds"] for s in runs]),
+           "tomotopy200_perplexity": median([c["perplexity"] for c in tomotopy200]),
+           "tomotopy200_seconds": median([c["seconds"] for c in tomotopy200])}
+    for key in RATIOS:
+        row[key] = median([s["comparisons"][method].get(key) for s in runs])
+    row["flags"] = sorted({f for s in runs for f in s["comparisons"][method]["flags"]})
+    return row
+
+
+#: summary table: (heading, key, digits)
+COLUMNS = (("ppl", "perplexity", 0), ("s", "seconds", 1), ("tomo200", "tomotopy200_perplexity", 0),
+           ("tomo s", "tomotopy200_seconds", 1), ("r_t200", "ratio_tomotopy200", 3),
+           ("t_t200", "time_ratio_tomotopy200", 3), ("r_t_eq", "ratio_tomotopy_equal_time", 3),
+           ("r_gs_eq", "ratio_gensim_equal_time", 3), ("r_sk_eq", "ratio_sklearn_equal_time", 3))
+
+
+def print_summary(rows):
+    def cell(value, digits):
+        return f"{'-':>8}" if value is None else f"{value:8.{digits}f}"
+
+    for method in dict.fromkeys(r["method"] for r in rows):
+        print(f"\n{method}, medians over seeds. r_: perplexity ratio {method} / peer, t_: time "
+              "ratio; t200: tomotopy after 200 iterations, eq: peer at equal time; *: flagged")
+        print(f"{'group':>7} {'corpus':>15} {'K':>4} {'beta':>5}"
+              + "".join(f"{heading:>8}" for heading, _, _ in COLUMNS))
+        for r in (r for r in rows if r["method"] == method):
+            print(f"{r['group']:>7} {r['corpus']:>15} {r['K']:4} {r['beta']:5}"
+                  + "".join(cell(r[key], digits) for _, key, digits in COLUMNS)
+                  + (" *" if r["flags"] else ""))
+        for r in (r for r in rows if r["method"] == method and r["flags"]):
+            print(f"  * {r['corpus']} K={r['K']} beta={r['beta']}: {'; '.join(r['flags'])}")
+
+
+# ------------------------------------------------------------------------------------ running
+def run_seed(methods, X_train, K, beta, seed, score, factor):
+    """Every method on one (corpus, K, beta, seed); the VB peers' time limit follows scir/sgrld."""
+    curves, errors = {}, {}
+    for name, fit in methods.items():
+        ours = [curves[m][-1]["seconds"] for m in OURS if curves.get(m)]
+        limit = min(PEER_MAX_SECONDS, factor * max(ours)) if ours else PEER_MAX_SECONDS
+        try:
+            curves[name] = fit(X_train, K, beta, seed, score, limit)
+        except Exception as exc:  # a failing method is recorded, the study goes on
+            curves[name], errors[name] = [], f"{type(exc).__name__}: {exc}"
+        last = curves[name][-1] if curves[name] else None
+        print(f"  K={K} beta={beta} seed={seed} {name:>8}: " + (
+            f"perplexity {last['perplexity']:.0f} after {last['seconds']:.1f} s "
+            f"({len(curves[name])} checkpoints)" if last else f"FAILED {errors[name]}"), flush=True)
+    comparisons = {m: compare(curves, m) for m in OURS if curves.get(m)}
+    return {"seed": seed, "comparisons": comparisons,
+            "curves": {m: {"curve": curves[m], "error": errors.get(m)} for m in curves}}
+
+
+def resolve_defaults(args):
+    """Fill in what the command line left unset, from QUICK under --quick; ``args.K`` None
+    means K_SMALL or K_LARGE by corpus size."""
+    quick = QUICK if args.quick else {}
+    args.K = args.K or quick.get("K")
+    args.betas = args.betas or quick.get("betas", BETAS)
+    args.seeds = args.seeds or quick.get("seeds", SEEDS)
+    args.corpora = corpus_names(args.corpora or quick.get("corpora", ["all"]))
+    args.tomotopy_iterations = quick.get("tomotopy_iterations", TOMOTOPY_ITERATIONS)
+    args.max_passes = quick.get("max_passes", MAX_PASSES)
+
+
+def corpus_names(words):
+    names = [n for w in words for n in (GROUPS["tuning"] + GROUPS["heldout"] if w == "all"
+                                        else GROUPS.get(w, [w]))]
+    unknown = set(names) - set(GROUPS["tuning"] + GROUPS["heldout"])
+    if unknown:
+        raise SystemExit(f"unknown corpora: {sorted(unknown)}")
+    return list(dict.fromkeys(names))
+
+
+def header(args):
+    import gensim
+    import sklearn
+    import tomotopy
+
+    return {"command": shlex.join([sys.executable] + sys.argv),
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+            "versions": {m.__name__: m.__version__
+                         for m in (simplexsg, tomotopy, gensim, sklearn, np)},
+            "evaluation": EVALUATION, "alpha": ALPHA, "peer_max_seconds": PEER_MAX_SECONDS,
+            "settings": vars(args), "groups": GROUPS, "corpora": {}, "skipped": {}, "runs": [],
+            "summary": []}
+
+
+def study(args, results):
+    methods = make_methods(args)
+    for name in args.corpora:
+        try:
+            X_train, X_test = load_corpus(name, args.data)
+        except FileNotFoundError as exc:
+            print(f"skipping {name}: {exc}", flush=True)
+            results["skipped"][name] = str(exc)
+            continue
+        stats = results["corpora"][name] = corpus_stats(name, X_train, X_test)
+        print(f"{name}: {stats}", flush=True)
+        score = completion_perplexity(X_test, fold_in=fixed_point_fold_in)
+        Ks = args.K or (K_SMALL if stats["train_tokens"] < LARGE_TOKENS else K_LARGE)
+        for K in Ks:
+            for beta in args.betas:
+                runs = [run_seed(methods, X_train, K, beta, seed, score, args.peer_time_factor)
+                        for seed in range(args.seeds)]
+                results["runs"].append({"corpus": name, "K": K, "beta": beta, "seeds": runs})
+                rows = [summary_row(name, K, beta, m, runs) for m in OURS if m in methods]
+                results["summary"] += [row for row in rows if row is not None]
+                write_results(results, args.out)
+
+
+# ------------------------------------------------------------------------------------ plots
+def plot(results, path):
+    """``plot_corpus`` as ``<stem>_<corpus>.png`` for every corpus, ``plot_ratios`` as ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colours = dict(zip(OURS + PEERS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for corpus in results["corpora"]:
+        fig = plot_corpus(plt, [r for r in results["runs"] if r["corpus"] == corpus], colours)
+        fig.savefig(path.with_name(f"{path.stem}_{corpus}.png"), dpi=110)
+        plt.close(fig)
+    fig = plot_ratios(plt, results["summary"], colours)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_corpus(plt, runs, colours):
+    """Perplexity against seconds, a panel per (K, beta), a line per method and seed."""
+    Ks, betas = sorted({r["K"] for r in runs}), sorted({r["beta"] for r in runs})
+    fig, axes = plt.subplots(len(Ks), len(betas), figsize=(5.5 * len(betas), 4 * len(Ks)),
+                             squeeze=False)
+    for run in runs:
+        ax = axes[Ks.index(run["K"])][betas.index(run["beta"])]
+        for seed in run["seeds"]:
+            for method, record in seed["curves"].items():
+                ax.plot([c["seconds"] for c in record["curve"]],
+                        [c["perplexity"] for c in record["curve"]], marker="o", ms=4,
+                        color=colours[method], label=method if seed is run["seeds"][0] else None)
+        ax.set(xscale="log", xlabel="training seconds (log)", ylabel="held-out perplexity",
+               title=f"{run['corpus']}, K = {run['K']}, beta = {run['beta']}")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_ratios(plt, summary, colours):
+    """Perplexity ratio against time ratio to tomotopy-200, a point per summary row."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    labels = set()
+    for row in (r for r in summary if r["ratio_tomotopy200"] is not None):
+        point, label = (row["time_ratio_tomotopy200"], row["ratio_tomotopy200"]), (
+            f"{row['method']}, {row['group']}")
+        ax.scatter(*point, color=colours[row["method"]], label=None if label in labels else label,
+                   marker="o" if row["group"] == "tuning" else "s")
+        ax.annotate(f"{row['corpus']} K{row['K']} b{row['beta']}", point, fontsize=6)
+        labels.add(label)
+    ax.axhline(1, ls="--", color="grey")
+    ax.axvline(0.5, ls="--", color="grey")
+    ax.set(xscale="log", xlabel="seconds / tomotopy-200 seconds (log)",
+           ylabel="perplexity / tomotopy-200 perplexity",
+           title="against tomotopy after 200 iterations (target: lower left)")
+    if labels:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"K 20, beta 0.1, 1 seed, "
+                        f"corpora {' '.join(QUICK['corpora'])}, short peer curves")
+    parser.add_argument("--corpora", nargs="+", help="names, or tuning / heldout / all")
+    parser.add_argument("--K", nargs="+", type=int)
+    parser.add_argument("--betas", nargs="+", type=float)
+    parser.add_argument("--seeds", type=int, help=f"seeds 0, ..., N - 1 (default {SEEDS})")
+    parser.add_argument("--methods", nargs="+", default=OURS + PEERS,
+                        choices=OURS + PEERS)
+    parser.add_argument("--scir-params", type=json.loads, default={}, help="JSON of overrides")
+    parser.add_argument("--sgrld-params", type=json.loads, default={}, help="JSON of overrides")
+    parser.add_argument("--peer-time-factor", type=float, default=3.0)
+    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
+                        help="folder holding corpora/ (default: $SIMPLEXSG_DATA)")
+    parser.add_argument("--out", default="benchmarks/results/lda_study.json")
+    parser.add_argument("--summary-only", metavar="PATH", help="print the summary of a saved JSON")
+    args = parser.parse_args()
+    if args.summary_only:
+        print_summary(json.loads(Path(args.summary_only).read_text())["summary"])
+        return
+    resolve_defaults(args)
+    results = header(args)
+    with threadpool_limits(1):
+        study(args, results)
+    print_summary(results["summary"])
+    write_results(results, args.out, plot)
+
+
+if __name__ == "__main__":
+    main()

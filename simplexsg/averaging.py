@@ -9,7 +9,6 @@ from ``2^(j-1)`` on, where ``2^j <= T - 1 < 2^(j+1)`` (T >= 3). That discards at
 first quarter and less than the first half of the chain, whenever it stops, and holds two
 running sums only.
 """
-import numpy as np
 
 
 class TailAverage:

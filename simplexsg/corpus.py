@@ -84,6 +84,17 @@ class BowStream:
         self.n_features = n_features
         self.n_documents = len(corpus) if hasattr(corpus, "__len__") else None
 
+    def head(self, n_tokens):
+        """The first documents, up to the first that brings their tokens to ``n_tokens`` (or
+        every document), as CSR."""
+        documents, total = [], 0
+        for doc in self.corpus:
+            documents.append(doc)
+            total += sum(count for _, count in doc)
+            if total >= n_tokens:
+                break
+        return bow_to_csr(documents, self.n_features)
+
     def minibatches(self, batch_size):
         """Yield (first document index, CSR minibatch) in corpus order."""
         start, iterator = 0, iter(self.corpus)

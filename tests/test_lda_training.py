@@ -86,34 +86,35 @@ def test_max_iter_still_bounds_a_time_budget(corpus):
     assert lda.stop_reason_ == "max_iter" and lda.n_batch_iter_ == 6 and lda.n_iter_ == 2
 
 
-# ---------------------------------------------------------------- early stopping
-def test_early_stopping_stops_on_converged_validation(corpus):
-    lda = SCIRLDA(4, n_gibbs=4, early_stopping=True, tol=0.01, max_iter=200,
-                  random_state=0).fit(corpus[0])
-    assert lda.stop_reason_ == "converged"
-    scores = [h["perplexity"] for h in lda.validation_history_]
-    assert len(scores) >= 3 and lda.n_iter_ < 200
-    # the last n_iter_no_change scores did not beat the best before them by 1%
-    best_before = min(scores[:-2])
-    assert all(s >= best_before * 0.99 for s in scores[-2:])
-    # validation documents were held out of training: 10% of 300
-    assert lda.total_samples_ == 270
-
-
-def test_early_stopping_uses_x_heldout_when_given(corpus):
+# ---------------------------------------------------------------- convergence check
+def test_convergence_check_stops_on_a_plateau_of_the_held_out_score(corpus):
     X_train, X_test = corpus
-    lda = SCIRLDA(4, n_gibbs=4, early_stopping=True, tol=0.05, random_state=0)
-    lda.fit(X_train, X_heldout=X_test)
-    assert lda.total_samples_ == 300 and lda.stop_reason_ == "converged"
+    lda = SCIRLDA(4, n_gibbs=4, tol=0.01, random_state=0).fit(X_train, X_heldout=X_test)
+    assert lda.stop_reason_ == "converged"
+    scores = [h["perplexity"] for h in lda.monitor_history_]
+    assert len(scores) == lda.n_iter_ >= 4 and lda.n_iter_ < 100
+    # the last n_iter_no_change (3) scores did not beat the best before them by 1%, and the
+    # fit did not stop at an earlier such point
+    assert all(s >= min(scores[:-3]) * 0.99 for s in scores[-3:])
+    assert all(any(s < min(scores[:i - 3]) * 0.99 for s in scores[i - 3:i])
+               for i in range(4, len(scores)))
+    assert lda.total_samples_ == 300            # every document trained on
+
+
+def test_convergence_check_on_training_documents_by_default(corpus):
+    X_train, _ = corpus
+    lda = SCIRLDA(4, n_gibbs=4, tol=0.01, random_state=0).fit(X_train)
+    assert lda.stop_reason_ == "converged" and lda.monitor_history_
+    off = SCIRLDA(4, n_gibbs=4, random_state=0).fit(X_train)
+    assert off.stop_reason_ == "max_iter" and off.n_iter_ == 20 and off.monitor_history_ == []
 
 
 @pytest.mark.parametrize("params, message", [
     (dict(max_time=0), "max_time"),
     (dict(max_time=-1.0), "max_time"),
-    (dict(early_stopping="yes"), "early_stopping"),
-    (dict(early_stopping=True, validation_fraction=1.0), "validation_fraction"),
-    (dict(early_stopping=True, validation_fraction=0.001), "validation_fraction"),
     (dict(tol=-0.1), "tol"),
+    (dict(tol=1.0), "tol"),
+    (dict(tol="1e-3"), "tol"),
     (dict(n_iter_no_change=0), "n_iter_no_change"),
     (dict(local_warm_start=1), "local_warm_start"),
 ])
@@ -123,7 +124,7 @@ def test_bad_training_parameters_are_named(corpus, params, message):
 
 
 # ---------------------------------------------------------------- reproducibility
-@pytest.mark.parametrize("params", [dict(local_warm_start=True), dict(early_stopping=True),
+@pytest.mark.parametrize("params", [dict(local_warm_start=True), dict(tol=0.01),
                                     dict(max_iter=3)])
 def test_bit_identical_for_any_n_jobs_and_after_pickling(corpus, params):
     X_train, X_test = corpus
@@ -161,15 +162,13 @@ class Stream:
         return iter(self.bow)
 
 
-def test_streamed_corpus_with_a_time_budget_and_early_stopping(corpus, monkeypatch):
+def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monkeypatch):
     X_train, X_test = corpus
     vocabulary = dict.fromkeys(range(X_train.shape[1]))
     monkeypatch.setattr(lda_module, "perf_counter", FakeClock(1.0))
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=8.5, total_samples=300, random_state=0)
     lda.fit(Stream(X_train), id2word=vocabulary)
     assert (lda.stop_reason_, lda.n_batch_iter_, lda.n_iter_) == ("max_time", 9, 1)
-    with pytest.raises(ValueError, match="X_heldout"):
-        SCIRLDA(4, early_stopping=True, total_samples=300).fit(Stream(X_train), id2word=vocabulary)
-    lda = SCIRLDA(4, n_gibbs=2, early_stopping=True, tol=0.05, total_samples=300,
-                  random_state=0).fit(Stream(X_train), id2word=vocabulary, X_heldout=X_test)
+    lda = SCIRLDA(4, n_gibbs=2, tol=0.05, total_samples=300, random_state=0)
+    lda.fit(Stream(X_train), id2word=vocabulary)
     assert lda.stop_reason_ == "converged"

@@ -117,8 +117,8 @@ def _simplexsg(sampler):
 
 #: method -> (fit function, budgets)
 METHODS = {
-    "scir": (_simplexsg("scir"), (10, 25, 50)),
-    "sgrld": (_simplexsg("sgrld"), (10, 25, 50)),
+    "scir": (_simplexsg("scir"), (10, 20, 40)),      # 20 passes: the default max_iter
+    "sgrld": (_simplexsg("sgrld"), (10, 20, 40)),
     "sklearn-online": (_sklearn("online"), (5, 20)),
     "sklearn-batch": (_sklearn("batch"), (20,)),
     "gensim": (gensim_lda, (10,)),

@@ -8,8 +8,7 @@ lengths (about 10^6 training tokens).
 Methods (alpha = 0.1 and beta = 0.01, the generating values, unless said):
 
 * ``scir``: ``SCIRLDA(20, doc_topic_prior=0.1, topic_word_prior=0.01, n_jobs=2)``, every other
-  parameter at its default (step sizes, batch_size=None: 200 documents = D / 50, n_gibbs 10,
-  max_iter=None: 4 passes = 200 steps, the first half burn-in);
+  parameter at its default (step sizes, minibatch, sweeps, passes and burn-in);
 * ``scir-beta0.1``: ``SCIRLDA(20, n_jobs=2)``, every parameter default (beta = 0.1);
 * ``scir-batch50``: ``scir`` with the paper's batch of 50 documents and 5 passes (1000 steps):
   why the default batch grows with D;

@@ -34,7 +34,7 @@ def main():
     parser.add_argument("--out", default="out")
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--passes", type=int, default=None,
-                        help="passes over the data (default: the estimator's, >= 200 steps)")
+                        help="passes over the data (default: the estimator's, 20)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()

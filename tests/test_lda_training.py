@@ -89,7 +89,8 @@ def test_max_iter_still_bounds_a_time_budget(corpus):
 # ---------------------------------------------------------------- convergence check
 def test_convergence_check_stops_on_a_plateau_of_the_held_out_score(corpus):
     X_train, X_test = corpus
-    lda = SCIRLDA(4, n_gibbs=4, tol=0.01, random_state=0).fit(X_train, X_heldout=X_test)
+    lda = SCIRLDA(4, n_gibbs=4, tol=0.01, max_iter=100, random_state=0)
+    lda.fit(X_train, X_heldout=X_test)
     assert lda.stop_reason_ == "converged"
     scores = [h["perplexity"] for h in lda.monitor_history_]
     assert len(scores) == lda.n_iter_ >= 4 and lda.n_iter_ < 100
@@ -101,10 +102,13 @@ def test_convergence_check_stops_on_a_plateau_of_the_held_out_score(corpus):
     assert lda.total_samples_ == 300            # every document trained on
 
 
-def test_convergence_check_on_training_documents_by_default(corpus):
+def test_convergence_check_on_training_documents_after_the_default_passes(corpus):
+    # max_iter=None: the check scores from pass 20 - 3 - 1 = 16 on and may stop from pass 20
     X_train, _ = corpus
     lda = SCIRLDA(4, n_gibbs=4, tol=0.01, random_state=0).fit(X_train)
-    assert lda.stop_reason_ == "converged" and lda.monitor_history_
+    assert lda.stop_reason_ == "converged" and lda.n_iter_ >= 20
+    assert [h["step"] for h in lda.monitor_history_][0] == 17 * 3
+    assert len(lda.monitor_history_) == lda.n_iter_ - 16
     off = SCIRLDA(4, n_gibbs=4, random_state=0).fit(X_train)
     assert off.stop_reason_ == "max_iter" and off.n_iter_ == 20 and off.monitor_history_ == []
 

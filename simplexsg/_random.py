@@ -62,16 +62,19 @@ def document_streams(seed, iteration, doc_indices):
 
 
 def seed_sequence(random_state):
-    """A SeedSequence for an estimator's ``random_state`` (None: fresh entropy; Generator: a
-    seed drawn from it). Estimators derive every stream from it with ``substream``."""
+    """A SeedSequence for an estimator's ``random_state`` (None: fresh entropy; Generator or
+    legacy RandomState: a seed drawn from it). Estimators derive every stream from it with
+    ``substream``."""
     if isinstance(random_state, np.random.SeedSequence):
         return random_state
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(int(random_state.randint(2 ** 63 - 1, dtype=np.int64)))
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return np.random.SeedSequence(random_state)
-    raise TypeError("random_state must be None, an int, a numpy SeedSequence or Generator, "
-                    f"got {type(random_state).__name__}")
+    raise TypeError("random_state must be None, an int, or a numpy SeedSequence, Generator or "
+                    f"RandomState, got {type(random_state).__name__}")
 
 
 def substream(seed, *key):

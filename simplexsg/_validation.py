@@ -1,5 +1,6 @@
 """Argument checks shared by the samplers and estimators; each error names the argument."""
 import numbers
+import os
 
 import numpy as np
 
@@ -41,6 +42,16 @@ def check_positive_scalar(name, value):
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return float(value)
+
+
+def check_n_jobs(n_jobs):
+    """Threads for ``n_jobs`` in joblib's convention: None -> 1, -1 -> all CPUs, -2 -> all but
+    one, ...; 0 and non-integers raise ValueError."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int or None, got {n_jobs!r}")
+    return int(n_jobs) if n_jobs > 0 else max((os.cpu_count() or 1) + 1 + int(n_jobs), 1)
 
 
 def check_int(name, value, minimum=1):

@@ -26,7 +26,8 @@ One iteration on a set S of rows (a minibatch; every row for ``sampler="gibbs"``
    scaled by N/|S|, one SCIR/SGRLD step (exact draws, an infinitely long SCIR step, for "gibbs");
 6. ``alpha ~ Gamma(a + J, b - sum_{j<J} log(1 - v_j))``, its conditional given the J sticks.
 
-This is the order of the authors' code with its bugs fixed (notes section 4): the counts that
+This is the order of the SCIR paper's DP mixture experiment with the bugs of its authors'
+code fixed: the counts that
 move the sticks and components are those of the rows just allocated, not of a fresh minibatch
 with stale allocations; emptied components are redrawn from the base measure, not reused; SGRLD
 drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
@@ -43,13 +44,13 @@ from ._estimator import restore_on_error
 from ._ext._dp import slice_allocate
 from ._optional import tqdm
 from ._random import seed_sequence, substream
-from ._validation import check_int, check_positive_scalar
+from ._validation import check_int, check_n_jobs, check_positive_scalar
 from .corpus import check_counts
 from .schedules import as_schedule
 from .simplex import SCIR, SGRLD, scir_transition, to_simplex
 
 #: Step sizes per sampler, components and sticks (h is the diffusion time of a step, as in
-#: ``simplexsg.simplex``): the SCIR paper's tuned values for msweb (notes section 4.4).
+#: ``simplexsg.simplex``): the SCIR paper's tuned values for msweb.
 SAMPLER_DEFAULTS = {
     "scir": dict(cls=SCIR, step_size=0.1, stick_step_size=0.1),
     "sgrld": dict(cls=SGRLD, step_size=1e-3, stick_step_size=5e-3),
@@ -163,7 +164,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
             initial_components=check_int("initial_components", self.initial_components, 1),
             batch_size=check_int("batch_size", self.batch_size, 1),
             max_iter=check_int("max_iter", self.max_iter, 1),
-            n_jobs=check_int("n_jobs", self.n_jobs, 1),
+            n_jobs=check_n_jobs(self.n_jobs),
             evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
             total_samples=(None if self.total_samples is None
                            else check_int("total_samples", self.total_samples, 1)),

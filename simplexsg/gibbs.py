@@ -8,17 +8,16 @@ out, a token of word w in document d is resampled from::
 
 and the counts n_dk, n_kw averaged over the kept sweeps estimate their expectations under
 p(z | words, phi, alpha). A stochastic-gradient step then uses
-``a_hat = beta + (D / batch_size) * mean n_kw`` (DESIGN.md, LDA local step).
+``a_hat = beta + (D / batch_size) * mean n_kw`` (Baker et al. 2018, Section 4.1).
 """
 import numbers
-import os
 from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._random import document_streams
-from ._validation import check_nonnegative
+from ._validation import check_n_jobs, check_nonnegative
 from ._ext._lda_gibbs import gibbs_sweeps
 
 __all__ = ["TopicCounts", "csr_to_tokens", "fold_in", "gibbs_topic_counts"]
@@ -112,15 +111,6 @@ def _check_int(name, value, minimum):
     return int(value)
 
 
-def _n_threads(n_jobs):
-    """joblib's convention: None -> 1, -1 -> all CPUs, -2 -> all but one, ...; 0 is an error."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero int or None, got {n_jobs!r}")
-    return int(n_jobs) if n_jobs > 0 else max((os.cpu_count() or 1) + 1 + int(n_jobs), 1)
-
-
 def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_offset=0,
                        n_jobs=1, word_topic=True, last_sweep=False, assignments=None):
     """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
@@ -180,7 +170,7 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
         raise ValueError(f"burn_in must be < n_sweeps; got burn_in={burn_in}, n_sweeps={n_sweeps}")
     iteration = _check_int("iteration", iteration, 0)
     doc_offset = _check_int("doc_offset", doc_offset, 0)
-    n_jobs = _n_threads(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
 
     topics = check_nonnegative("topics", topics)
     if topics.ndim != 2 or topics.shape[0] < 1:

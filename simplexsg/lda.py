@@ -6,6 +6,8 @@ with the topics fixed (``simplexsg.gibbs``), and moves every topic row with the 
 """
 import copy
 import inspect
+import os
+import warnings
 from time import perf_counter
 
 import numpy as np
@@ -17,7 +19,7 @@ from ._estimator import restore_on_error
 from ._optional import tqdm
 from .averaging import TailAverage
 from ._random import seed_sequence, substream
-from ._validation import check_int, check_positive_scalar
+from ._validation import check_int, check_n_jobs, check_positive_scalar
 from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
 from .gibbs import AssignmentStore, fold_in, gibbs_topic_counts
 from .hyperparameters import DocTopicPriorSampler, GammaPrior
@@ -26,7 +28,7 @@ from .simplex import SCIR, SGRLD, to_simplex
 from .stopping import Plateau
 
 #: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
-#: SCIR: the paper's offset and decay (notes section 3.5) with step 2.0 instead of its 0.5.
+#: SCIR: the SCIR paper's offset and decay for LDA, with step 2.0 instead of its 0.5.
 #: Bundled corpus, K = 20, alpha 0.1, 3 seeds, medians (Gibbs fold-in perplexity; tomotopy
 #: 3962 / 3589): step 0.5 -> 4050 (beta 0.01) / 3616 (beta 0.1); 1.0 -> 3895 / 3540;
 #: 2.0 -> 3833 / 3461; 4.0 -> 3778 / 3442. Larger steps forget the previous state faster (the
@@ -74,6 +76,10 @@ MIN_BATCH, STEPS_PER_PASS = 50, 3
 MONITOR_TOKENS, MONITOR_FRACTION = 20_000, 0.05
 #: Default local sweeps per visit, and how many of them are discarded.
 DEFAULT_SWEEPS, DEFAULT_SWEEP_BURN_IN = 6, 2
+
+#: ``partial_fit``'s corpus size D when neither ``total_samples`` nor a fit gives it: the
+#: default ``total_samples`` of scikit-learn's LatentDirichletAllocation.
+DEFAULT_TOTAL_SAMPLES = 1_000_000
 
 #: Gibbs sweeps (and how many are discarded) of the fold-in behind ``transform``, ``score``
 #: and ``perplexity``: more than a training step needs, since a test document has one chance.
@@ -144,7 +150,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         last half and at most its last three quarters.
     total_samples : int, default None
         Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
-        trains on. Required by ``partial_fit``.
+        trains on; for a first ``partial_fit``, 10^6 with a warning (scikit-learn's default).
     local_topics : {"mean", "sample"}, default "mean"
         Topics the local Gibbs step conditions on. "sample": the current sample, the exact
         SG-MCMC scheme of the paper. "mean": the normalised conditional mean of the last step,
@@ -195,14 +201,16 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpora that converge slowly (many short documents: ``DEFAULT_PASSES``).
     n_iter_no_change : int, default 3
         Scores without progress before the convergence check stops ``fit``.
-    n_jobs : int, default 1
-        Threads of the Gibbs kernel. Results do not depend on it.
-    random_state : None, int, numpy SeedSequence or Generator
+    n_jobs : int or None, default 1
+        Threads of the Gibbs kernel and the global step (joblib's convention: None is 1, -1 all
+        cores). Results do not depend on it.
+    random_state : None, int, or numpy SeedSequence, Generator or RandomState
         Every draw derives from it: same value and data, same result, bit for bit.
     verbose : int, default 0
         1: a progress bar (needs tqdm); 2: also a line per evaluation.
     evaluate_every : int, default 0
-        Steps between held-out perplexity evaluations recorded in ``history_`` (0: never).
+        Steps between held-out perplexity evaluations recorded in ``history_`` (0 or -1:
+        never).
 
     Attributes
     ----------
@@ -267,6 +275,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Validate the constructor parameters; return the resolved ones as a dict."""
         if self.sampler not in SAMPLER_DEFAULTS:
             raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, got {self.sampler!r}")
+        fixed = getattr(type(self), "_fixed_sampler", None)
+        if fixed is not None and self.sampler != fixed:
+            raise ValueError(f"{type(self).__name__} samples with {fixed!r}; use "
+                             f"LDA(sampler={self.sampler!r}) for another sampler")
         defaults = SAMPLER_DEFAULTS[self.sampler]
         if self.local_topics not in ("sample", "mean"):
             raise ValueError(f"local_topics must be 'sample' or 'mean', got {self.local_topics!r}")
@@ -292,8 +304,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                 float(kappa)),
             n_gibbs=n_gibbs,
             gibbs_burn_in=gibbs_burn_in,
-            n_jobs=check_int("n_jobs", self.n_jobs),
-            evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
+            n_jobs=check_n_jobs(self.n_jobs),
+            evaluate_every=max(0, check_int("evaluate_every", self.evaluate_every, -1)),
             max_time=(None if self.max_time is None
                       else check_positive_scalar("max_time", self.max_time)),
             n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change),
@@ -334,14 +346,28 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def fit(self, X, y=None, *, id2word=None, X_heldout=None):
         """Fit the topics to X (counts, or a bag-of-words corpus, possibly streamed).
 
-        ``id2word`` (gensim Dictionary or mapping) names the words and fixes the vocabulary
-        size of a streamed corpus. ``X_heldout``: documents for the ``evaluate_every`` history
-        and the convergence check (default: the training documents themselves for the
-        history, a sample of them for the check).
-
         Training stops after ``max_iter`` passes, at the end of the first step that reaches
         ``max_time`` seconds, or when the convergence check (``tol``) sees no progress,
-        whichever comes first; ``stop_reason_`` says which.
+        whichever comes first; ``stop_reason_`` says which. A failed call leaves the model as
+        it was.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_docs, n_features), or a bag-of-words corpus
+            Non-negative integer counts; a list of ``(word_id, count)`` documents; or a
+            re-iterable corpus (e.g. gensim's), streamed in minibatches (pass ``id2word``).
+        y : ignored
+        id2word : gensim Dictionary or mapping id -> word, optional
+            Names the words (``vocabulary_``) and fixes the vocabulary size of a stream; its
+            size must match X's columns.
+        X_heldout : counts or list of documents, optional
+            Documents for the ``evaluate_every`` history and the convergence check. Default:
+            the training documents themselves for the history (so it is then an in-sample
+            perplexity), a sample of them for the check.
+
+        Returns
+        -------
+        self
         """
         params = self._check_params()
         corpus = self._read(X, id2word, reset=True)
@@ -357,6 +383,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         open_ended = params["tol"] is not None or params["max_time"] is not None
         passes = params["max_iter"] or (MAX_PASSES if open_ended
                                          else default_passes(steps_per_pass))
+        if D < min(batch_size, n_docs or batch_size):
+            raise ValueError(f"total_samples ({D}) is below batch_size ({batch_size}): the "
+                             "minibatch counts would be scaled by D / batch < 1")
+        if params["burn_in"] is not None and params["burn_in"] >= passes * steps_per_pass:
+            warnings.warn(f"burn_in={params['burn_in']} is not below the {passes * steps_per_pass}"
+                          " steps of fit: components_ will be the last step's topics, not an "
+                          "average", UserWarning)
         min_passes = 0 if params["max_iter"] else default_passes(steps_per_pass)
         if params["burn_in"] is not None:
             self.burn_in_ = params["burn_in"]
@@ -395,25 +428,45 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     @restore_on_error
     def partial_fit(self, X, y=None, *, id2word=None):
-        """One step on the minibatch X (all its documents). Needs ``total_samples``.
+        """One step on the minibatch X (all its documents).
 
-        A failed call (bad input or parameters) leaves the model as it was.
+        The counts are scaled by D / batch with D the model's ``total_samples_``: after ``fit``
+        or earlier calls, the one already used; on a first call, ``total_samples``, or
+        scikit-learn's default of 10^6 documents with a warning. A first call with a
+        bag-of-words minibatch needs ``id2word`` (it fixes the vocabulary size). A failed call
+        (bad input or parameters) leaves the model as it was.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
+            Non-negative integer counts of one minibatch.
+        y : ignored
+        id2word : gensim Dictionary or mapping id -> word, optional (first call only)
+
+        Returns
+        -------
+        self
         """
         params = self._check_params()
-        if params["total_samples"] is None:
-            raise ValueError("partial_fit needs total_samples, the corpus size D used to scale "
-                             "minibatch counts by D / batch")
         first = not hasattr(self, "theta_")
+        if first and id2word is None and is_bow_corpus(X):
+            raise ValueError("a first partial_fit on bag-of-words documents needs id2word: the "
+                             "vocabulary size cannot be read from one minibatch")
         corpus = self._read(X, id2word, reset=first)
         if isinstance(corpus, BowStream):
             raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
         if first:
+            total = params["total_samples"]
+            if total is None:
+                warnings.warn(f"partial_fit without total_samples: the minibatch counts are "
+                              f"scaled to a corpus of {DEFAULT_TOTAL_SAMPLES} documents "
+                              "(scikit-learn's default); pass total_samples=D", UserWarning)
+                total = DEFAULT_TOTAL_SAMPLES
             self._init_state(params, corpus_features=self.n_features_in_,
-                             seed=seed_sequence(self.random_state),
-                             n_documents=params["total_samples"])
+                             seed=seed_sequence(self.random_state), n_documents=total)
             self.burn_in_ = params["burn_in"]      # None: TailAverage's doubling rule
             self._init_averages()
-            self.total_samples_ = params["total_samples"]
+            self.total_samples_ = total
             self.stop_reason_ = None
         else:
             # the step updates these in place: work on copies, so that a failed call leaves
@@ -450,12 +503,18 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             if reset and corpus.sum() == 0:
                 raise ValueError("X has no tokens: every document is empty")
         if reset:
+            if id2word is not None and len(id2word) != self.n_features_in_:
+                raise ValueError(f"id2word has {len(id2word)} words but X has "
+                                 f"{self.n_features_in_} columns")
+            if is_bow_corpus(X) and hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_          # a refit without column names
             self.vocabulary_ = (None if id2word is None else
                                 np.array([id2word[i] for i in range(len(id2word))], dtype=object))
         return corpus
 
     def _init_state(self, params, corpus_features, seed, n_documents):
         K, W = params["n_components"], corpus_features
+        _check_memory(K, W)
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
         init = np.random.default_rng(substream(seed, _INIT))
@@ -591,8 +650,18 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- inference
     def transform(self, X):
-        """Documents' topic proportions (n_docs, K), rows summing to 1, by Gibbs fold-in with
-        ``components_``: (alpha + mean n_dk) / (n_d + K alpha). Empty documents get the prior."""
+        """Documents' topic proportions by Gibbs fold-in with ``components_``:
+        (alpha + mean n_dk) / (n_d + K alpha). Empty documents get the prior.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
+            Non-negative integer counts (not a stream).
+
+        Returns
+        -------
+        ndarray (n_docs, n_components), rows summing to 1
+        """
         check_is_fitted(self, "components_")
         X = self._read(X, None, reset=False)
         if isinstance(X, BowStream):
@@ -608,14 +677,39 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def perplexity(self, X):
         """Held-out perplexity of X by document completion (``simplexsg.metrics``): each
         document's tokens are split in halves by a seeded shuffle, the first half is folded in
-        by the Gibbs kernel, the second half scored. Lower is better."""
+        by the Gibbs kernel, the second half scored. Lower is better.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
+            Non-negative integer counts of the test documents (not a stream: score a sample).
+
+        Returns
+        -------
+        float
+            ``exp(-score(X))``.
+        """
         return float(np.exp(-self.score(X)))
 
     def score(self, X, y=None):
         """Mean held-out log-likelihood per token by document completion (= -log perplexity);
-        higher is better."""
+        higher is better.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
+            Non-negative integer counts of the test documents (not a stream).
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
         check_is_fitted(self, "components_")
         X = self._read(X, None, reset=False)
+        if isinstance(X, BowStream):
+            raise TypeError("score and perplexity take a matrix or a list of documents, not a "
+                            "stream: pass a sample of the corpus (e.g. list(islice(corpus, n)))")
         observed, heldout = metrics.completion_split(X, random_state=0)
         result = metrics.document_completion_score(self.components_, self.doc_topic_prior_,
                                                    observed, heldout, fold_in=self._fold_in)
@@ -627,6 +721,26 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.positive_only = True
         tags.input_tags.categorical = True  # integer counts: the checks then feed integer data
         return tags
+
+
+#: K x W float64 arrays the sampler holds at once (state, local topics, the two sums of the
+#: average, the step's estimate and conditional mean): the memory check counts these.
+_TOPIC_MATRICES = 6
+
+
+def _check_memory(n_topics, n_words):
+    """Refuse a topic matrix whose working set exceeds the machine's memory; warn above half."""
+    needed = _TOPIC_MATRICES * 8.0 * n_topics * n_words
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):     # not a POSIX system: no check
+        return
+    message = (f"{n_topics} topics x {n_words} words need about {needed / 2**30:.1f} GB "
+               f"({_TOPIC_MATRICES} float64 matrices of K x W), of {total / 2**30:.1f} GB")
+    if needed > total:
+        raise MemoryError(message + ": fewer topics or a smaller vocabulary")
+    if needed > total / 2:
+        warnings.warn(message, ResourceWarning)
 
 
 def _monitor_documents(corpus, heldout, seed):
@@ -698,7 +812,9 @@ def _fixed_sampler_class(name, sampler, doc):
         LDA.__init__(*bound.args, **bound.kwargs)
 
     __init__.__signature__ = signature
-    return type(name, (LDA,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+    return type(name, (LDA,), {"__init__": __init__, "__module__": __name__,
+                               "__doc__": doc + "\n\n" + LDA.__doc__.split("\n\n", 1)[1],
+                               "_fixed_sampler": sampler})
 
 
 SCIRLDA = _fixed_sampler_class(

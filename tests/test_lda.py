@@ -1,5 +1,6 @@
 """Tests of the LDA estimator: recovery of known topics, sklearn contract, inputs, reproducibility."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -144,9 +145,64 @@ def test_failed_fit_leaves_a_fitted_model_unchanged(synthetic):
     assert pickle.dumps(lda) == before
 
 
-def test_partial_fit_needs_total_samples(synthetic):
-    with pytest.raises(ValueError, match="total_samples"):
-        SCIRLDA(5).partial_fit(synthetic[0][:50])
+def test_partial_fit_total_samples_follows_scikit_learn(synthetic):
+    X_train = synthetic[0]
+    with pytest.warns(UserWarning, match="total_samples"):
+        first = SCIRLDA(5, random_state=0).partial_fit(X_train[:50])
+    assert first.total_samples_ == 1_000_000          # scikit-learn's default corpus size
+    # after fit (or a first call) the model's own corpus size is used, without a warning
+    lda = SCIRLDA(5, max_iter=1, random_state=0).fit(X_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lda.partial_fit(X_train[:50])
+        first.partial_fit(X_train[50:100])
+    assert lda.total_samples_ == 600 and lda.n_batch_iter_ == 4
+
+
+def test_partial_fit_of_bag_of_words_needs_the_vocabulary_first(synthetic):
+    bow = [list(zip(row.indices.tolist(), row.data.tolist())) for row in synthetic[0][:40]]
+    with pytest.raises(ValueError, match="id2word"):
+        SCIRLDA(5, total_samples=600).partial_fit(bow[:20])
+    lda = SCIRLDA(5, total_samples=600).partial_fit(bow[:20], id2word=dict.fromkeys(range(300)))
+    lda.partial_fit(bow[20:])              # later minibatches keep the vocabulary size
+    assert lda.components_.shape == (5, 300)
+
+
+def test_id2word_must_match_the_columns(synthetic):
+    with pytest.raises(ValueError, match="id2word has 299 words but X has 300 columns"):
+        SCIRLDA(5, max_iter=1).fit(synthetic[0], id2word={i: str(i) for i in range(299)})
+
+
+def test_a_stream_is_refused_by_score_and_transform(synthetic):
+    X_train, X_test, _ = synthetic
+    lda = SCIRLDA(5, max_iter=1, random_state=0).fit(X_train)
+
+    class Stream:
+        def __iter__(self):
+            return iter([list(zip(r.indices.tolist(), r.data.tolist())) for r in X_test])
+    for method in (lda.perplexity, lda.score, lda.transform):
+        with pytest.raises(TypeError, match="stream"):
+            method(Stream())
+
+
+def test_scikit_learn_conventions(synthetic):
+    X_train, X_test, _ = synthetic
+    one = SCIRLDA(5, max_iter=1, random_state=0, n_jobs=1).fit(X_train)
+    for n_jobs in (None, -1):
+        other = SCIRLDA(5, max_iter=1, random_state=0, n_jobs=n_jobs).fit(X_train)
+        np.testing.assert_array_equal(one.components_, other.components_)
+    a = SCIRLDA(5, max_iter=1, random_state=np.random.RandomState(3)).fit(X_train)
+    b = SCIRLDA(5, max_iter=1, random_state=np.random.RandomState(3)).fit(X_train)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert SCIRLDA(5, max_iter=1, evaluate_every=-1).fit(X_train).history_ == []
+    with pytest.raises(ValueError, match="SCIRLDA samples with 'scir'"):
+        SCIRLDA(5, sampler="sgrld").fit(X_train)
+    assert "n_gibbs" in SCIRLDA.__doc__ and "max_time" in SGRLDLDA.__doc__
+    lda = SCIRLDA(5, max_iter=1).fit(X_train[:50])
+    lda.feature_names_in_ = np.array([f"w{j}" for j in range(300)], dtype=object)  # as a
+    bow = [list(zip(r.indices.tolist(), r.data.tolist())) for r in X_train[:50]]
+    lda.fit(bow, id2word=dict.fromkeys(range(300)))
+    assert not hasattr(lda, "feature_names_in_")
 
 
 @pytest.mark.parametrize("X, message", [
@@ -222,16 +278,18 @@ def test_evaluation_history(synthetic):
     assert lda.history_[-1]["documents"] == 1200
 
 
-EXPECTED_FAILED_CHECKS = {
-    # partial_fit needs total_samples (the corpus size D of the D / batch count scaling); these
-    # checks call partial_fit on an estimator built with default parameters.
-    "check_fit_score_takes_y": "partial_fit needs total_samples",
-    "check_n_features_in_after_fitting": "partial_fit needs total_samples",
-}
-
-
 @parametrize_with_checks([SCIRLDA(3, max_iter=2, n_gibbs=4, batch_size=10),
-                          SGRLDLDA(3, max_iter=2, n_gibbs=4, batch_size=10)],
-                         expected_failed_checks=lambda estimator: EXPECTED_FAILED_CHECKS)
+                          SGRLDLDA(3, max_iter=2, n_gibbs=4, batch_size=10)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_absurd_sizes_are_refused_or_warned_before_allocating(synthetic):
+    X_train = synthetic[0]
+    with pytest.raises(ValueError, match=r"total_samples \(100\) is below batch_size \(200\)"):
+        SCIRLDA(5, batch_size=200, total_samples=100).fit(X_train)
+    with pytest.warns(UserWarning, match="burn_in=10 is not below the 6 steps"):
+        SCIRLDA(5, max_iter=2, burn_in=10, random_state=0).fit(X_train)
+    huge = sp.csr_array((np.ones(2), ([0, 1], [0, 1])), shape=(2, 10**7))
+    with pytest.raises(MemoryError, match=r"100000 topics x 10000000 words need about .* GB"):
+        SCIRLDA(100_000, max_iter=1).fit(huge)

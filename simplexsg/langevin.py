@@ -20,7 +20,7 @@ time ``h`` of the Langevin diffusion ``d theta = grad log pi(theta) dt + sqrt(2)
 
     SGLD:  theta <- theta + h * grad_est(theta) + sqrt(2 h) * xi,      xi ~ N(0, I)
 
-Conversions (seeds digest §0): Brosse et al.'s gamma = h, the MLMC paper's h = h and EWSG's
+Conversions: Brosse et al.'s gamma = h, the MLMC paper's h = h and EWSG's
 h = h; Welling & Teh's and Baker et al.'s epsilon (drift ``epsilon/2 * grad``, noise variance
 ``epsilon``) is ``2 h``, so pass ``step_size = epsilon / 2``. The step size ``h`` of
 ``simplexsg.simplex`` (SCIR/SGRLD) is the same diffusion time as this ``h``.
@@ -606,6 +606,10 @@ def sample(model, data, estimator, integrator, n_iter, *, theta0=None, random_st
         if store_gradients and t and t % thin == 0 and t // thin <= n_kept:
             grads[t // thin - 1] = grad
         state = integrator.step(state, grad, steps[t], rng)
+        if not np.isfinite(state.theta).all():
+            raise FloatingPointError(
+                f"the chain diverged at step {t}: its state is not finite with step size "
+                f"h = {steps[t]:.3g}; use a smaller step_size")
         if (t + 1) % thin == 0:
             chain[(t + 1) // thin - 1] = state.theta
     if store_gradients and n_kept * thin == n_iter:

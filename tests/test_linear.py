@@ -65,7 +65,7 @@ def breast_cancer():
 @pytest.mark.parametrize("sampler", ["sgldcv", "sgld"])
 def test_linear_regression_matches_the_exact_posterior(linear_data, sampler):
     # Mean: SGLD and SGLD-CV have the exact posterior mean as their stationary mean on a
-    # linear-Gaussian model for any step (seeds digest 3.5), so the tolerance is Z batch-means
+    # linear-Gaussian model for any step (Brosse, Durmus & Moulines 2018, Section 3), so the tolerance is Z batch-means
     # SEs only (each batch spans > 10 autocorrelation times); sgld's burn-in (10^4 steps) is
     # ~1000 relaxation times 1 / (h lambda_min).
     X, y, (mean, cov) = linear_data
@@ -208,3 +208,15 @@ def test_regression_bad_input_is_named(linear_data):
 } if isinstance(estimator, BayesianLinearRegression) else {})
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_divergence_stops_with_an_error_naming_the_step_size(breast_cancer):
+    # unscaled features and h = 10: the SGLD chain overflows within a few hundred steps
+    X, y = load_breast_cancer(return_X_y=True)
+    X_train, _, y_train, _ = breast_cancer
+    model = BayesianLogisticRegression(random_state=0).fit(X_train, y_train)
+    before = pickle.dumps(model)
+    with np.errstate(all="ignore"), pytest.raises(FloatingPointError, match="step size h = 10"):
+        model.set_params(step_size=10.0).fit(X, y)
+    model.set_params(step_size=None)
+    assert pickle.dumps(model) == before

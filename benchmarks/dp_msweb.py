@@ -14,7 +14,7 @@ What each sampler runs (``DPMixture`` defaults; no option is set per sampler):
   paper's SCIR run used this same model (base 0.5, 20 initial components, alpha from 1);
 * SGRLD: step 1e-3 for the components and 5e-3 for the sticks, the paper's tuned values, but
   NOT the paper's SGRLD model: its SGRLD run used base concentration 0.001 and 30 initial
-  components (notes section 4.4). We keep SGRLD on SCIR's model so that all three samplers
+  components (the SCIR paper's supplement, msweb experiment). We keep SGRLD on SCIR's model so that all three samplers
   target one posterior and their test scores compare samplers, not models; only the step sizes
   are the paper's.
 

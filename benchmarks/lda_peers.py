@@ -9,8 +9,8 @@ its alpha, the proportions folded in by
 
 * ``gibbs``: the Gibbs fold-in of ``simplexsg.gibbs.fold_in`` (100 sweeps, 50 discarded, fixed
   seed) — the definition ``LDA.perplexity`` uses; and
-* ``fixed_point``: the fixed-point fold-in of notes/targets.md (100 iterations), to compare with
-  the figures there.
+* ``fixed_point``: the fixed-point fold-in of ``simplexsg.metrics`` (100 iterations), the
+  evaluator of ``benchmarks/lda_study.py``.
 
 A method is a function ``(X_train, seed, beta, budget) -> (topics (K, W), alpha, seconds)``;
 seconds cover training plus any input conversion a user of that library needs, not the
@@ -33,9 +33,6 @@ from simplexsg.metrics import fixed_point_fold_in
 from _common import completion_perplexity, tomotopy_model, tomotopy_topics, write_results
 
 K, ALPHA, BETAS = 20, 0.1, (0.01, 0.1)
-# notes/targets.md, same data, split and fixed-point evaluator, beta = 0.01 (one run each)
-TARGETS = {"sklearn-online": 4065, "sklearn-batch": 4189, "gensim": 4291, "tomotopy": 3962,
-           "lda": 3858}
 
 
 def _normalise(weights):
@@ -167,7 +164,7 @@ def main():
         "n_train_tokens": int(data.X_train.sum()),
         "evaluation": "document_completion_score on completion_split(X_test, random_state=0); "
                       "'perplexity' uses the Gibbs fold-in (100 sweeps, 50 discarded), "
-                      "'fixed_point' the targets.md fold-in (100 iterations)",
+                      "'fixed_point' the fixed-point fold-in (100 iterations)",
         "K": K, "alpha": ALPHA, "betas": BETAS,
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "methods": {},

@@ -36,7 +36,7 @@ def _wiki_path():
 def load_wiki_sample(*, n_test=50, random_state=0):
     """Gensim's bundled 250-article Wikipedia sample as train/test count matrices (no network).
 
-    Preprocessing as in ``WIKI_DESCRIPTION`` (and notes/targets.md): document frequency in
+    Preprocessing as in ``WIKI_DESCRIPTION``: document frequency in
     [2, floor(0.5 * 250)], documents with >= 4 in-vocabulary tokens, a permutation drawn from
     ``check_generator(random_state)`` whose first ``n_test`` documents are the test set. Defaults
     give 12,623 words, 200 training documents with 226,463 tokens, 50 test documents with 61,741.

@@ -115,7 +115,7 @@ def fixed_point_fold_in(topics, doc_topic_prior, X_observed, *, n_iter=100):
 
     Starting from uniform theta, repeats for all documents at once ``theta_dk <- (alpha_k +
     theta_dk sum_w n_dw phi_kw / sum_j theta_dj phi_jw) / (n_d + sum alpha)``
-    (the EM update of theta with alpha as pseudo-counts; notes/targets.md). topics (K, W) rows
+    (the EM update of theta with alpha as pseudo-counts). topics (K, W) rows
     summing to 1, doc_topic_prior scalar or (K,), X_observed (D, W) counts. Returns (D, K), rows
     summing to 1; a document without observed tokens gets alpha / sum(alpha). Tokens of a word
     that every topic gives probability 0 are ignored.

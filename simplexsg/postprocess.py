@@ -11,12 +11,13 @@ f = -log pi), the Stein features
 have mean 0 under pi when the gradient is exact or unbiased, and the corrected values are
 ``g_k + c^T psi_k`` with ``c = -Var(psi)^-1 Cov(psi, g)``. **Sign**: the paper prints the
 coefficient without the minus sign; the minus sign is the variance-minimising one (and the
-authors' code uses it; seeds digest §1.1E). The sign convention of z does not change the
+authors' code uses it). The sign convention of z does not change the
 estimate. For a Gaussian pi with exact gradients, degree 1 gives the exact mean of each
 coordinate and degree 2 the exact mean of any quadratic g, whatever the chain's law.
 
 Apply ZV to unconstrained parameters only: for positive or simplex parameters the Stein
-identity can fail through boundary terms (seeds digest §5.2).
+identity can fail through boundary terms (Mira, Solgi & Imparato 2013 assume the target
+vanishes on the boundary of its support).
 """
 from typing import NamedTuple
 

@@ -15,7 +15,7 @@ from .simplex import to_simplex
 SPARSE_COUNTS = np.array([800, 100, 100, 0, 0, 0, 0, 0, 0, 0])
 DENSE_COUNTS = np.full(10, 100)
 PRIOR = 0.1
-#: Step-size grids of the authors' experiment (algorithms-reference.md section 5).
+#: Step-size grids of the SCIR paper's running experiment (Figures 1 and 2).
 SCIR_GRID = (1.0, 0.5, 0.1, 0.05, 0.01, 0.005, 0.001)
 SGRLD_GRID = (1e-3, 1e-4, 1e-5, 1e-6)
 

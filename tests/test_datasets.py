@@ -22,7 +22,7 @@ def wiki():
 
 
 def test_wiki_sample_matches_targets(wiki):
-    """The counts of notes/targets.md: 12,623 words, 200 + 50 documents, ~226k training tokens."""
+    """The published counts of the sample: 12,623 words, 200 + 50 documents, ~226k training tokens."""
     assert wiki.X_train.shape == (200, 12623) and wiki.X_test.shape == (50, 12623)
     assert wiki.X_train.dtype == wiki.X_test.dtype == np.int64
     assert wiki.X_train.sum() == 226463 and wiki.X_test.sum() == 61741

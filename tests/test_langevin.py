@@ -148,7 +148,7 @@ def test_full_gradient_matches_finite_differences_of_the_log_posterior():
 
 
 # ------------------------------------------------------------------------------------------
-# Stationary moments on Bayesian linear regression (seeds digest §3.5)
+# Stationary moments on Bayesian linear regression (Brosse, Durmus & Moulines 2018, Section 3)
 # ------------------------------------------------------------------------------------------
 
 N_LR, BATCH_LR = 200, 10

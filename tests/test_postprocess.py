@@ -1,7 +1,7 @@
 """Tests of zero-variance postprocessing (simplexsg.postprocess) on Gaussian posteriors.
 
 Exactness tests use exact gradients on a Gaussian target, where ZV is exact whatever the chain's
-law (seeds digest §1.1E), so the tolerance is round-off (1e-8). Monte Carlo tolerances: means of
+law (Mira, Solgi & Imparato 2013; Baker et al. 2019, Section 3.2), so the tolerance is round-off (1e-8). Monte Carlo tolerances: means of
 M iid draws within Z = 5 standard errors (sd / sqrt(M)); independent chains give iid estimates.
 The variance-reduction bands are stated at the test. All seeds are fixed.
 """

@@ -1,5 +1,6 @@
 """Local Gibbs sweeps for LDA with the topics fixed and each document's topic proportions
-integrated out (the "local step" of stochastic-gradient LDA; DESIGN.md, LDA local step).
+integrated out (the "local step" of stochastic-gradient LDA; Patterson & Teh 2013, Baker et
+al. 2018).
 
 For a token i of word w in document d, with the other tokens' assignments fixed::
 

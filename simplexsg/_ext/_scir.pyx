@@ -1,7 +1,7 @@
 """SCIR transition kernel: exact Cox-Ingersoll-Ross steps of every coordinate.
 
 The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(-h)`` and
-``lam = theta exp(-h) / c`` (DESIGN.md). It is drawn exactly in one of two equivalent forms:
+``lam = theta exp(-h) / c`` (Baker et al. 2018, Section 3). It is drawn exactly in one of two equivalent forms:
 
 * shape a >= 1: ``c * (Gamma(a - 1/2) + (Z + sqrt(2 lam))^2 / 2)``, Z ~ N(0, 1)
   (ncx2(df) = chi2(df - 1) + (Z + sqrt(nonc))^2 for df > 1, as numpy does);

@@ -227,8 +227,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     batch_size_ : documents per minibatch of ``fit``; total_samples_ : the corpus size D.
     n_documents_seen_ : documents passed through the local step.
     history_ : list of dicts (step, documents, seconds, perplexity): every ``evaluate_every``
-        steps of ``fit``, the held-out perplexity of ``components_`` so far; seconds count
-        training only, not the evaluations.
+        steps of ``fit``, the document-completion perplexity of ``components_`` so far on
+        ``X_heldout``, or on the training documents themselves when none is given (then an
+        in-sample figure); seconds count training only, not the evaluations.
     doc_topic_prior_ : float, or (K,) with ``learn_doc_topic_prior="per_topic"``
         The alpha of ``transform`` and ``perplexity``: ``doc_topic_prior``, or when learned the
         posterior mean of the alpha samples of the steps from ``burn_in_`` on (the current

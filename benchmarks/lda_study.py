@@ -36,7 +36,6 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-import simplexsg
 from simplexsg import SCIRLDA, SGRLDLDA
 from simplexsg.datasets import load_uci_bow, load_wiki_sample
 from simplexsg.metrics import fixed_point_fold_in
@@ -343,14 +342,13 @@ def corpus_names(words):
 
 
 def header(args):
-    import gensim
-    import sklearn
-    import tomotopy
+    import importlib
 
+    libraries = ["simplexsg", "numpy", "sklearn"] + [
+        name for name in ("tomotopy", "gensim") if name in args.methods]
     return {"command": shlex.join([sys.executable] + sys.argv),
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-            "versions": {m.__name__: m.__version__
-                         for m in (simplexsg, tomotopy, gensim, sklearn, np)},
+            "versions": {name: importlib.import_module(name).__version__ for name in libraries},
             "evaluation": EVALUATION, "alpha": ALPHA, "peer_max_seconds": PEER_MAX_SECONDS,
             "settings": vars(args), "groups": GROUPS, "corpora": {}, "skipped": {}, "runs": [],
             "summary": []}

@@ -102,9 +102,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         Iterations of ``fit``.
     total_samples : int, default None
         N for ``partial_fit``'s scaling N / batch (required there).
-    n_jobs : int, default 1
+    n_jobs : int or None, default 1
         Threads of the allocation kernel and the SCIR draws; results do not depend on it.
-    random_state : None, int, numpy SeedSequence or Generator
+    random_state : None, int, or numpy SeedSequence, Generator or RandomState
     verbose : int, default 0
         1: a progress bar (needs tqdm); 2: also a line per evaluation.
     evaluate_every : int, default 0

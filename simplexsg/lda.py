@@ -43,7 +43,7 @@ SAMPLER_DEFAULTS = {
 
 #: Defaults of the training schedule, chosen on the tuning corpora of ``benchmarks/lda_study.py``
 #: (news, fortunes, the bundled Wikipedia sample, a synthetic Zipf corpus; K 20-200, beta 0.01
-#: and 0.1) and checked on the others; the study's note in the README has the figures.
+#: and 0.1) and checked on the others; the README's study table has the results.
 #: What the study showed:
 #:
 #: * passes over the corpus (local sweeps per token), not steps, set the quality: on news
@@ -102,8 +102,6 @@ def default_batch_size(n_documents):
     return max(MIN_BATCH, -(-n_documents // STEPS_PER_PASS))
 
 
-
-
 #: ``learn_doc_topic_prior``: the alpha sampler's centre is re-optimised (and the chain moved
 #: to it) after each of the first ALPHA_WARMUP_STEPS steps, from the counts stored so far.
 ALPHA_WARMUP_STEPS = 5
@@ -134,8 +132,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex`` docstring).
     n_gibbs : int, default 6
-        Gibbs sweeps per document per training step, after a sequential start (``transform``
-        and ``perplexity`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
+        Gibbs sweeps per document per training step, after a sequential start or a warm
+        start (``transform`` and ``perplexity`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
     gibbs_burn_in : int, default None (min(2, n_gibbs // 2))
         Sweeps discarded before the counts are averaged.
     max_iter : int, default None
@@ -144,8 +142,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         (``MAX_PASSES``), and ``tol`` then lets the fit stop only after those 20 passes.
     burn_in : int, default None
         Steps after which the topic samples are averaged into ``components_``. None: half of the
-        steps when ``fit`` knows how many it will take (``max_iter`` with ``tol=None`` and no
-        ``max_time``); otherwise, and for ``partial_fit``, the doubling rule of
+        steps when ``fit`` knows how many it will take (no ``tol``, no ``max_time``, a corpus
+        of known size); otherwise, and for ``partial_fit``, the doubling rule of
         ``simplexsg.averaging``: whenever the chain stops, the average covers more than its
         last half and at most its last three quarters.
     total_samples : int, default None
@@ -171,7 +169,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``total_samples`` D. The next local step uses the new alpha. The control variate's
         centre is the posterior mode over the stored counts (a Newton optimisation), recomputed
         with the chain moved to it after each of the first ``ALPHA_WARMUP_STEPS`` (5) steps and
-        after each pass over D documents while ``step < burn_in_``.
+        after each pass over D documents while ``step < burn_in_`` (a fixed burn-in); under the
+        doubling rule, recomputed after each pass without moving the chain.
         Approximations: a document's stored counts were drawn under the topics and alpha of
         its last visit (stale by up to a pass); with ``local_topics="mean"`` the topics are
         conditional means, not samples; the step's Euler discretisation is not corrected
@@ -193,7 +192,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         scored by document completion (``simplexsg.metrics``; a cheaper Gibbs fold-in of 20
         sweeps, with the same random streams each time, so that successive scores differ by
         the model only) on the monitor documents: ``X_heldout`` when given, else a seeded
-        sample of training documents of at least ``MONITOR_TOKENS`` (20,000) tokens. That
+        sample of training documents of at least ``min(MONITOR_TOKENS, MONITOR_FRACTION *
+        tokens)`` (20,000, 5%) tokens (a stream: its first documents up to 20,000 tokens). That
         in-sample score (what scikit-learn's LDA follows for ``perp_tol``) says when the chain
         has stopped moving, not when the held-out perplexity has: pass ``X_heldout`` for that.
         ``fit`` stops once ``n_iter_no_change`` successive scores fail to beat the best one
@@ -229,7 +229,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     history_ : list of dicts (step, documents, seconds, perplexity): every ``evaluate_every``
         steps of ``fit``, the document-completion perplexity of ``components_`` so far on
         ``X_heldout``, or on the training documents themselves when none is given (then an
-        in-sample figure); seconds count training only, not the evaluations.
+        in-sample figure; nothing for a stream without ``X_heldout``); seconds count training
+        only, not the evaluations.
     doc_topic_prior_ : float, or (K,) with ``learn_doc_topic_prior="per_topic"``
         The alpha of ``transform`` and ``perplexity``: ``doc_topic_prior``, or when learned the
         posterior mean of the alpha samples of the steps from ``burn_in_`` on (the current
@@ -374,6 +375,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpus = self._read(X, id2word, reset=True)
         seed = seed_sequence(self.random_state)
         heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
+        if isinstance(heldout, BowStream):
+            raise TypeError("X_heldout must be a matrix or a list of documents, not a stream")
         n_docs = corpus.n_documents if isinstance(corpus, BowStream) else corpus.shape[0]
         D = params["total_samples"] or n_docs
         if isinstance(corpus, BowStream) and D is None:
@@ -394,7 +397,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         min_passes = 0 if params["max_iter"] else default_passes(steps_per_pass)
         if params["burn_in"] is not None:
             self.burn_in_ = params["burn_in"]
-        elif not open_ended:
+        elif not open_ended and n_docs is not None:
             self.burn_in_ = passes * steps_per_pass // 2
         else:
             self.burn_in_ = None                    # the doubling-block rule of TailAverage
@@ -418,13 +421,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 self.stop_reason_ = "converged"
                 break
         n_docs = corpus.n_documents if isinstance(corpus, BowStream) else n_docs
-        self.n_iter_ = self.n_documents_seen_ // n_docs          # complete passes
+        self.n_iter_ = self.n_documents_seen_ // n_docs if n_docs else 0   # complete passes
         if progress is not None:
             progress.close()
         self.monitor_history_ = [] if monitor is None else monitor.history
         self._update_components()
-        if self.burn_in_ is None:
-            self.burn_in_ = self._topic_average.start
         return self
 
     @restore_on_error
@@ -617,6 +618,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._alpha_average.add(t, alpha)
 
     def _update_components(self):
+        if not self._topic_average.fixed:
+            self.burn_in_ = self._topic_average.start
         mean = self._topic_average.mean()
         self.components_ = self._local if mean is None else mean
         if self._alpha_sampler is not None:
@@ -724,9 +727,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-#: K x W float64 arrays the sampler holds at once (state, local topics, the two sums of the
-#: average, the step's estimate and conditional mean): the memory check counts these.
-_TOPIC_MATRICES = 6
+#: K x W float64 arrays alive at once at the peak of a step (the previous and the new state,
+#: the local topics and components_, the two sums of the average, the step's estimate, its
+#: conditional mean and their temporaries): the memory check counts these.
+_TOPIC_MATRICES = 10
 
 
 def _check_memory(n_topics, n_words):
@@ -741,7 +745,7 @@ def _check_memory(n_topics, n_words):
     if needed > total:
         raise MemoryError(message + ": fewer topics or a smaller vocabulary")
     if needed > total / 2:
-        warnings.warn(message, ResourceWarning)
+        warnings.warn(message, UserWarning)
 
 
 def _monitor_documents(corpus, heldout, seed):
@@ -752,7 +756,7 @@ def _monitor_documents(corpus, heldout, seed):
         return heldout
     if isinstance(corpus, BowStream):
         return corpus.head(MONITOR_TOKENS)
-    order = np.random.default_rng(substream(seed, _MONITOR)).permutation(corpus.shape[0])
+    order = np.random.default_rng(substream(seed, _MONITOR, 0)).permutation(corpus.shape[0])
     lengths = np.asarray(corpus.sum(axis=1)).ravel()[order]
     n_tokens = min(MONITOR_TOKENS, MONITOR_FRACTION * lengths.sum())
     n = int(np.searchsorted(np.cumsum(lengths), n_tokens)) + 1
@@ -782,7 +786,7 @@ class ConvergenceMonitor:
             return False
         model = self.model
         model._update_components()
-        seed = substream(model.random_state_, _MONITOR)
+        seed = substream(model.random_state_, _MONITOR, 1)
 
         def gibbs(topics, alpha, X):
             return fold_in(topics, alpha, X, n_sweeps=MONITOR_SWEEPS, burn_in=MONITOR_BURN_IN,
@@ -813,9 +817,12 @@ def _fixed_sampler_class(name, sampler, doc):
         LDA.__init__(*bound.args, **bound.kwargs)
 
     __init__.__signature__ = signature
+    entry = '    sampler : {"scir", "sgrld"}, default "scir"\n        Simplex sampler for the topics.'
+    parameters = LDA.__doc__.split("\n\n", 1)[1]
+    parameters = parameters.replace(entry, f'    sampler : "{sampler}"\n        Fixed for this '
+                                           "class; ``LDA(sampler=...)`` takes the others.")
     return type(name, (LDA,), {"__init__": __init__, "__module__": __name__,
-                               "__doc__": doc + "\n\n" + LDA.__doc__.split("\n\n", 1)[1],
-                               "_fixed_sampler": sampler})
+                               "__doc__": doc + "\n\n" + parameters, "_fixed_sampler": sampler})
 
 
 SCIRLDA = _fixed_sampler_class(

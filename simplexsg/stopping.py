@@ -1,4 +1,4 @@
-"""Stopping rule for a noisy, decreasing score (e.g. a validation perplexity)."""
+"""Stopping rule for a noisy, decreasing score (e.g. a held-out perplexity)."""
 
 
 class Plateau:

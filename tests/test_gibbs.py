@@ -202,8 +202,8 @@ def test_warm_start_errors_and_mixed_batches():
         with pytest.raises(ValueError, match="assignments of document 1"):
             gibbs_topic_counts(X, topics, ALPHA, assignments=[0, 0, 0, 0, *bad, -1, 0, 0, 0],
                                **kwargs)
-    # a cold document (first entry -1) ignores the rest of its entries; a warm one starts
-    # from them; the input array is not modified
+    # a cold document (first entry -1) ignores the rest of its entries (the law of a warm
+    # start is tested above); the input array is not modified
     z = np.array([-1, 0, 0, 0, 1, 1, 1, 1, -1, 5, 5, 5], dtype=np.int32)
     res = gibbs_topic_counts(X, topics, ALPHA, assignments=z, **kwargs)
     assert z[0] == -1 and res.assignments.min() >= 0 and res.assignments.max() < K

@@ -90,10 +90,9 @@ cdef class DocumentStreams:
         self.addresses = np.empty(self.n, dtype=np.uintp)
         cdef uintptr_t[::1] out = self.addresses
         cdef Py_ssize_t i, j
-        cdef uint64_t h
+        cdef uint64_t h, key_hash = _mix(_mix(_mix(_mix(k[0]) ^ k[1]) ^ k[2]) ^ k[3])
         for i in range(self.n):
-            h = _mix(_mix(_mix(_mix(k[0]) ^ k[1]) ^ k[2]) ^ k[3])
-            h = _mix(h ^ <uint64_t> docs[i])
+            h = _mix(key_hash ^ <uint64_t> docs[i])
             for j in range(4):                      # SplitMix64 outputs from seed h
                 h += <uint64_t> 0x9E3779B97F4A7C15ULL
                 self.states[4 * i + j] = _mix(h)

@@ -20,7 +20,7 @@ to tomotopy's after 200 iterations and to each peer's at equal time; medians ove
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_study.py --corpora tuning \\
         --out benchmarks/results/lda_study.json
-    python benchmarks/lda_study.py --summary-only benchmarks/results/lda_study.json
+    python benchmarks/lda_study.py --summary-only benchmarks/results/lda_study*.json
 """
 import argparse
 import json
@@ -298,6 +298,36 @@ def print_summary(rows):
                   + (" *" if r["flags"] else ""))
         for r in (r for r in rows if r["method"] == method and r["flags"]):
             print(f"  * {r['corpus']} K={r['K']} beta={r['beta']}: {'; '.join(r['flags'])}")
+        print_targets([r for r in rows if r["method"] == method])
+
+
+def print_targets(rows):
+    """Per corpus, over its (K, beta) rows: median and worst perplexity ratio to tomotopy-200,
+    median and worst time ratio, worst ratio to gensim / sklearn at equal time; then per group
+    how many rows meet the targets (ratio <= 1 to every peer, time <= 0.5 of tomotopy-200)."""
+    def spread(values, digits):
+        values = [v for v in values if v is not None]
+        return (f"{np.median(values):8.{digits}f} {max(values):8.{digits}f}" if values
+                else f"{'-':>8} {'-':>8}")
+
+    print(f"{'group':>7} {'corpus':>15} {'rows':>4}   r_t200 (median, worst)   t_t200"
+          f"{'':>11}r_gs_eq  r_sk_eq (worst)")
+    for corpus in dict.fromkeys(r["corpus"] for r in rows):
+        sub = [r for r in rows if r["corpus"] == corpus]
+        print(f"{sub[0]['group']:>7} {corpus:>15} {len(sub):4}   "
+              + "   ".join(spread([r[key] for r in sub], 3) for key in
+                            ("ratio_tomotopy200", "time_ratio_tomotopy200"))
+              + "".join(f"{max(r[key] or np.inf for r in sub):9.3f}" for key in
+                        ("ratio_gensim_equal_time", "ratio_sklearn_equal_time")))
+    for group in dict.fromkeys(r["group"] for r in rows):
+        sub = [r for r in rows if r["group"] == group and r["ratio_tomotopy200"] is not None]
+        count = {"perplexity <= tomotopy-200": sum(r["ratio_tomotopy200"] <= 1 for r in sub),
+                 "time <= 0.5 tomotopy-200": sum(r["time_ratio_tomotopy200"] <= 0.5 for r in sub),
+                 "both": sum(r["ratio_tomotopy200"] <= 1 and r["time_ratio_tomotopy200"] <= 0.5
+                             for r in sub),
+                 "<= gensim": sum((r["ratio_gensim_equal_time"] or np.inf) <= 1 for r in sub),
+                 "<= sklearn": sum((r["ratio_sklearn_equal_time"] or np.inf) <= 1 for r in sub)}
+        print(f"{group}: {len(sub)} rows; " + ", ".join(f"{k}: {v}" for k, v in count.items()))
 
 
 # ------------------------------------------------------------------------------------ running
@@ -453,10 +483,12 @@ def main():
     parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
                         help="folder holding corpora/ (default: $SIMPLEXSG_DATA)")
     parser.add_argument("--out", default="benchmarks/results/lda_study.json")
-    parser.add_argument("--summary-only", metavar="PATH", help="print the summary of a saved JSON")
+    parser.add_argument("--summary-only", metavar="PATH", nargs="+",
+                        help="print the summary of saved JSON files, together")
     args = parser.parse_args()
     if args.summary_only:
-        print_summary(json.loads(Path(args.summary_only).read_text())["summary"])
+        print_summary([row for path in args.summary_only
+                       for row in json.loads(Path(path).read_text())["summary"]])
         return
     resolve_defaults(args)
     results = header(args)

@@ -118,7 +118,7 @@ def sgmcmc_chain(X, beta, seed, sampler, local_topics, n_steps, batch_size):
         model.partial_fit(X[np.sort(order[position:position + batch_size])])
         position += batch_size
         if t >= burn:
-            phi = to_simplex(model.theta_)
+            phi = to_simplex(model.topic_state_)
             s += phi
             s2 += phi * phi
     seconds = time.perf_counter() - start

@@ -1,7 +1,9 @@
 """Turn a user's ``random_state`` into a numpy Generator (the kernels draw from its bit generator)."""
+import hashlib
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._ext._bitgen import DocumentStreams
 
@@ -59,6 +61,27 @@ def document_streams(seed, iteration, doc_indices):
     if doc_indices.size and doc_indices.min() < 0:
         raise ValueError("document indices must be >= 0")
     return DocumentStreams(key, doc_indices)
+
+
+def content_ids(X):
+    """A 63-bit id per row of a count matrix, a function of the row's words and counts only.
+
+    BLAKE2b (8-byte digest) of the row's word indices and counts in canonical CSR form (sorted
+    indices, duplicates summed, no stored zeros), so equal documents get equal ids wherever they
+    sit. Used as ``document_streams``' document indices and to seed per-document shuffles, which
+    makes a document's Monte Carlo estimates independent of its position in a batch.
+    Returns int64 (n_rows,), >= 0.
+    """
+    X = sp.csr_matrix(X, dtype=np.int64, copy=True)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    indices, counts = X.indices.astype(np.int64), X.data
+    ids = np.empty(X.shape[0], dtype=np.int64)
+    for d, (start, stop) in enumerate(zip(X.indptr[:-1], X.indptr[1:])):
+        digest = hashlib.blake2b(indices[start:stop].tobytes(), digest_size=8)
+        digest.update(counts[start:stop].tobytes())
+        ids[d] = int.from_bytes(digest.digest(), "little") >> 1
+    return ids
 
 
 def seed_sequence(random_state):

@@ -16,7 +16,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ._random import document_streams
+from ._random import content_ids, document_streams
 from ._validation import check_n_jobs, check_nonnegative
 from ._ext._lda_gibbs import gibbs_sweeps
 
@@ -111,7 +111,7 @@ def _check_int(name, value, minimum):
     return int(value)
 
 
-def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_offset=0,
+def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_ids=None,
                        n_jobs=1, word_topic=True, last_sweep=False, assignments=None):
     """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
 
@@ -120,9 +120,9 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     ``p(z = k | rest) ∝ (alpha_k + n_dk^{-i}) * topics[k, w]``, the first ``burn_in`` discarded,
     n_dk and n_kw averaged over the other ``n_sweeps - burn_in``.
 
-    Document ``i`` (row i of X) draws from the stream of global document ``doc_offset + i`` at
+    Document ``i`` (row i of X) draws from the stream of document ``doc_ids[i]`` at
     ``iteration`` (``simplexsg._random.document_streams``), so the result is a function of
-    (seed, iteration, doc_offset, data) only: bit-identical for any ``n_jobs``.
+    (seed, iteration, doc_ids, data) only: bit-identical for any ``n_jobs``.
 
     Parameters
     ----------
@@ -139,8 +139,10 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
         Entropy of the streams (e.g. the estimator's SeedSequence).
     iteration : int >= 0
         Outer iteration (e.g. the SG-MCMC step); a new iteration gives new streams.
-    doc_offset : int >= 0
-        Global index of the first row of X.
+    doc_ids : int (n_docs,) >= 0, None or "content"
+        Each row's stream index. None: its position ``0 .. n_docs - 1``; "content": a hash of
+        its words and counts (``simplexsg._random.content_ids``), so a document's draws do not
+        depend on its position or on the other rows.
     n_jobs : int or None
         Threads over documents (None: 1; -1: all CPUs, as in joblib). No effect on the result.
     word_topic : bool
@@ -169,7 +171,6 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     if burn_in >= n_sweeps:
         raise ValueError(f"burn_in must be < n_sweeps; got burn_in={burn_in}, n_sweeps={n_sweeps}")
     iteration = _check_int("iteration", iteration, 0)
-    doc_offset = _check_int("doc_offset", doc_offset, 0)
     n_jobs = check_n_jobs(n_jobs)
 
     topics = check_nonnegative("topics", topics)
@@ -202,7 +203,15 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
                          "under every topic")
     phi_local /= scale[:, None]
 
-    streams = document_streams(seed, iteration, range(doc_offset, doc_offset + n_docs))
+    if doc_ids is None:
+        doc_ids = np.arange(n_docs)
+    elif isinstance(doc_ids, str) and doc_ids == "content":
+        doc_ids = content_ids(X)
+    elif (isinstance(doc_ids, str) or np.shape(doc_ids) != (n_docs,)
+          or np.min(doc_ids, initial=0) < 0):
+        raise ValueError(f"doc_ids must be None, 'content' or one int >= 0 per document "
+                         f"({n_docs}), got {doc_ids!r}")
+    streams = document_streams(seed, iteration, doc_ids)
     n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
     n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64) if word_topic else None
     n_dk_last = np.empty((n_docs, n_topics), dtype=np.int64) if last_sweep else None
@@ -224,17 +233,19 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     return TopicCounts(doc_topic, topic_word, vocab, n_dk_last, assignments)
 
 
-def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, doc_offset=0, n_jobs=1):
+def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, n_jobs=1):
     """Documents' topic proportions given fixed topics, by the Gibbs kernel (transform).
 
-    Runs ``gibbs_topic_counts(X, topics, alpha, ..., word_topic=False)`` and returns the
+    Runs ``gibbs_topic_counts(X, topics, alpha, ..., word_topic=False)`` with each document's
+    stream keyed by its content (``content_ids``): a document gets the same proportions
+    whatever its row and whatever else is in X (equal documents, equal results). Returns the
     posterior mean of each document's proportions given the averaged counts,
     ``(alpha_k + mean n_dk) / (n_d + sum(alpha))``: float64 (n_docs, K), rows summing to 1;
     an empty document gets the prior mean ``alpha / sum(alpha)``. The argument order is that
     of the ``fold_in`` callbacks of ``simplexsg.metrics`` (topics, alpha, X).
     """
     counts = gibbs_topic_counts(X, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in, seed=seed,
-                                iteration=iteration, doc_offset=doc_offset, n_jobs=n_jobs,
+                                iteration=iteration, doc_ids="content", n_jobs=n_jobs,
                                 word_topic=False)
     weights = counts.doc_topic + np.broadcast_to(np.asarray(alpha, dtype=np.float64),
                                                  counts.doc_topic.shape[1:])

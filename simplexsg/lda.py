@@ -215,10 +215,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     components_ : (K, W) posterior-mean topic-word probabilities, rows sum to 1: the average,
-        over the steps from ``burn_in_`` on, of the topics the local step used (the samples, or
-        with ``local_topics="mean"`` their conditional means: a Rao-Blackwellised average). With
-        no such step yet, the current topics.
-    theta_ : (K, W) current state of the sampler (unnormalised topics).
+        over the steps from ``burn_in_`` on, of the topics the local step used (the normalised
+        samples, or with ``local_topics="mean"`` the normalised conditional means of the
+        gamma variables: close to a Rao-Blackwellised average, not exactly one, as normalising
+        does not commute with the expectation). With no such step yet, the current topics.
+    topic_state_ : (K, W) current state of the sampler: positive gamma variables whose
+        normalised rows are the topics (the SCIR paper's theta; in the LDA literature theta
+        names the documents' proportions, which ``transform`` returns).
     n_iter_ : complete passes over the data done by ``fit``; n_batch_iter_ : steps taken.
     stop_reason_ : why ``fit`` stopped: "max_iter", "max_time" or "converged".
     training_seconds_ : seconds ``fit`` spent training (evaluations excluded).
@@ -450,7 +453,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self
         """
         params = self._check_params()
-        first = not hasattr(self, "theta_")
+        first = not hasattr(self, "topic_state_")
         if first and id2word is None and is_bow_corpus(X):
             raise ValueError("a first partial_fit on bag-of-words documents needs id2word: the "
                              "vocabulary size cannot be read from one minibatch")
@@ -520,12 +523,12 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
         init = np.random.default_rng(substream(seed, _INIT))
-        self.theta_ = init.gamma(1.0, size=(K, W))
+        self.topic_state_ = init.gamma(1.0, size=(K, W))
         self.n_batch_iter_ = 0
         self.n_documents_seen_ = 0
         self.n_iter_ = 0
         self.history_ = []
-        self._local = to_simplex(self.theta_)
+        self._local = to_simplex(self.topic_state_)
         self._alpha_sampler = None
         self._alpha_history = []
         self.doc_topic_prior_samples_ = None
@@ -572,7 +575,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Local Gibbs step on X_batch, then one simplex-sampler step of every topic (and, when
         learning alpha, one step of the alpha sampler). ``doc_indices``: the documents' global
         indices (taken modulo the corpus size D)."""
-        K, W = self.theta_.shape
+        K, W = self.topic_state_.shape
         t = self.n_batch_iter_
         learning = self._alpha_sampler is not None
         alpha = self._alpha_sampler.alpha if learning else self.doc_topic_prior_
@@ -586,11 +589,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         estimate[:, counts.word_ids] = (self.total_samples_ / X_batch.shape[0]) * counts.topic_word
         sampler = SAMPLER_DEFAULTS[self.sampler]["cls"](params["schedule"], n_jobs=params["n_jobs"])
         sampler.t = t
-        previous = self.theta_
-        self.theta_ = sampler.step(previous, self.topic_word_prior_, estimate,
+        previous = self.topic_state_
+        self.topic_state_ = sampler.step(previous, self.topic_word_prior_, estimate,
                                    random_state=np.random.default_rng(
                                        substream(self.random_state_, _GLOBAL, t)))
-        self._local = to_simplex(self.theta_ if self.local_topics == "sample" else
+        self._local = to_simplex(self.topic_state_ if self.local_topics == "sample" else
                                  sampler.conditional_mean(previous, self.topic_word_prior_,
                                                           estimate, sampler.step_size_at(t)))
         self._topic_average.add(t, self._local)
@@ -624,7 +627,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.components_ = self._local if mean is None else mean
         if self._alpha_sampler is not None:
             self.doc_topic_prior_samples_ = np.array(self._alpha_history).reshape(
-                -1, self.theta_.shape[0])
+                -1, self.topic_state_.shape[0])
             alpha = self._alpha_average.mean()
             alpha = self._alpha_sampler.alpha if alpha is None else alpha
             self.doc_topic_prior_ = (float(alpha.mean()) if self._alpha_sampler.symmetric
@@ -657,6 +660,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Documents' topic proportions by Gibbs fold-in with ``components_``:
         (alpha + mean n_dk) / (n_d + K alpha). Empty documents get the prior.
 
+        A Monte Carlo estimate (FOLD_IN_SWEEPS sweeps, FOLD_IN_BURN_IN discarded) whose random
+        stream is keyed by the model's seed and the document's words and counts, not its row:
+        a document gets the same proportions in any batch, and equal documents equal ones.
+
         Parameters
         ----------
         X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
@@ -682,6 +689,14 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """Held-out perplexity of X by document completion (``simplexsg.metrics``): each
         document's tokens are split in halves by a seeded shuffle, the first half is folded in
         by the Gibbs kernel, the second half scored. Lower is better.
+
+        The split and the fold-in are seeded per document by its content, so the value does
+        not depend on the order of the rows, and every model is scored on the same split. It
+        is a Monte Carlo estimate: on the bundled corpus's 50 test documents (61,741 tokens),
+        K = 20, the fold-in's standard deviation over seeds is 0.04% of the perplexity and the
+        split's 0.8% (3518-3618 over 10 split seeds). Differences between models scored on the
+        same documents share the split; the split's error of an absolute figure shrinks with
+        the number of test documents, about as one over its square root.
 
         Parameters
         ----------

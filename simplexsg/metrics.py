@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._random import check_generator
+from ._random import check_generator, content_ids
 
 _CHUNK = 1 << 20  # max (nonzeros x topics) entries held at once by _probabilities_at_nonzeros
 
@@ -41,26 +41,27 @@ def completion_split(X, *, observed_fraction=0.5, random_state=0):
 
     The tokens of document d (n_d of them) are put in a uniformly random order and the first
     floor(observed_fraction * n_d) are observed, the rest held out (so a 1-token document is
-    entirely held out at 0.5). The order is a function of ``random_state`` and X only.
-    X (D, W) holds non-negative integer counts. Returns ``(X_observed, X_heldout)``, CSR int64 of
-    shape (D, W) with ``X_observed + X_heldout == X``.
+    entirely held out at 0.5). The order is drawn from a Philox generator keyed by the
+    document's content (``content_ids``) and a salt drawn from ``random_state``: a document is
+    cut the same way wherever it sits in X. X (D, W) holds non-negative integer counts. Returns
+    ``(X_observed, X_heldout)``, CSR int64 of shape (D, W) with ``X_observed + X_heldout == X``.
     """
     if not 0.0 <= observed_fraction <= 1.0:
         raise ValueError(f"observed_fraction must be in [0, 1], got {observed_fraction}")
     X = _check_counts("X", X)
     if np.any(X.data != np.round(X.data)):
         raise ValueError("X must hold integer counts")
+    salt = int(check_generator(random_state).integers(2 ** 63))
     counts = X.data.astype(np.int64)
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     doc = np.repeat(rows, counts)                # one entry per token, grouped by document
     word = np.repeat(X.indices, counts)
-    # a uniform permutation of all tokens, then a stable sort by document: within each document
-    # the tokens are in uniformly random order
-    order = check_generator(random_state).permutation(doc.size)
-    order = order[np.argsort(doc[order], kind="stable")]
     doc_lengths = np.bincount(rows, weights=counts, minlength=X.shape[0]).astype(np.int64)
     doc_start = np.concatenate([[0], np.cumsum(doc_lengths)[:-1]])
-    rank = np.arange(doc.size) - doc_start[doc]  # doc is sorted, so doc[order] == doc
+    order = np.concatenate([np.arange(0)] + [
+        start + np.random.Generator(np.random.Philox(key=[key, salt])).permutation(length)
+        for key, start, length in zip(content_ids(X), doc_start, doc_lengths)])
+    rank = np.arange(doc.size) - doc_start[doc]
     observed = rank < np.floor(observed_fraction * doc_lengths)[doc]
     word = word[order]
 

@@ -256,13 +256,35 @@ def test_fold_in_is_the_posterior_mean_of_the_averaged_counts(seed):
     alpha = np.array([0.1, 0.2, 0.3, 0.4])
     theta = fold_in(topics, alpha, X, n_sweeps=6, burn_in=3, seed=seed)
     counts = gibbs_topic_counts(X, topics, alpha, n_sweeps=6, burn_in=3, seed=seed, iteration=0,
-                                word_topic=False)
+                                word_topic=False, doc_ids="content")
     expected = (counts.doc_topic + alpha) / (X.sum(axis=1) + alpha.sum())[:, None]
     np.testing.assert_allclose(theta, expected, rtol=1e-12)
     np.testing.assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-12)
     empty = X.sum(axis=1) == 0
     assert empty.any()
     np.testing.assert_allclose(theta[empty], np.broadcast_to(alpha / alpha.sum(), (empty.sum(), 4)))
+
+
+def test_fold_in_depends_on_a_documents_content_not_its_row(seed):
+    """#12 item 8: the same document repeated, or moved, gets the same proportions; different
+    documents still get different streams (two copies of a document differ from two documents
+    with equal counts only through their content)."""
+    rng = np.random.default_rng(seed)
+    X = sp.csr_array(random_corpus(rng, n_docs=12))
+    topics = rng.dirichlet(np.full(X.shape[1], 0.5), size=4)
+    kwargs = dict(n_sweeps=4, burn_in=1, seed=seed)
+    theta = fold_in(topics, 0.3, X, **kwargs)
+    perm = rng.permutation(12)
+    np.testing.assert_array_equal(fold_in(topics, 0.3, X[perm], **kwargs), theta[perm])
+    long_doc = int(np.argmax(X.sum(axis=1)))
+    repeated = sp.vstack([X[[long_doc]]] * 3).tocsr()
+    np.testing.assert_array_equal(fold_in(topics, 0.3, repeated, **kwargs),
+                                  np.repeat(theta[[long_doc]], 3, axis=0))
+    # by position, the repeats would draw from different streams: the check above can fail
+    by_row = gibbs_topic_counts(repeated, topics, 0.3, iteration=0, word_topic=False, **kwargs)
+    assert not np.array_equal(by_row.doc_topic[0], by_row.doc_topic[1])
+    with pytest.raises(ValueError, match="doc_ids must be"):
+        gibbs_topic_counts(X, topics, 0.3, iteration=0, doc_ids=[0, 1], **kwargs)
 
 
 def test_all_empty_and_no_documents():
@@ -283,10 +305,10 @@ def test_reproducible_and_independent_of_n_jobs(seed):
         other = gibbs_topic_counts(X, topics, 0.2, n_jobs=n_jobs, **kwargs)
         np.testing.assert_array_equal(one.doc_topic, other.doc_topic)
         np.testing.assert_array_equal(one.topic_word, other.topic_word)
-    # a document's draws depend on (seed, iteration, global document index) only
-    tail = gibbs_topic_counts(X[30:], topics, 0.2, n_jobs=2, doc_offset=30, **kwargs)
+    # a document's draws depend on (seed, iteration, its stream index) only
+    tail = gibbs_topic_counts(X[30:], topics, 0.2, n_jobs=2, doc_ids=np.arange(30, 80), **kwargs)
     np.testing.assert_array_equal(one.doc_topic[30:], tail.doc_topic)
-    shifted = gibbs_topic_counts(X[30:], topics, 0.2, doc_offset=0, **kwargs)
+    shifted = gibbs_topic_counts(X[30:], topics, 0.2, **kwargs)
     assert not np.array_equal(one.doc_topic[30:], shifted.doc_topic)
     for change in (dict(iteration=8), dict(seed=seed + 1),
                    dict(seed=np.random.SeedSequence(seed, spawn_key=(1,)))):
@@ -398,7 +420,9 @@ GOOD = dict(n_sweeps=4, burn_in=1, seed=0, iteration=0)
     (dict(burn_in=-1), "burn_in"),
     (dict(burn_in=4), "burn_in"),
     (dict(iteration=-1), "iteration"),
-    (dict(doc_offset=-2), "doc_offset"),
+    (dict(doc_ids=[-2]), "doc_ids"),
+    (dict(doc_ids=[0, 1]), "doc_ids"),
+    (dict(doc_ids="position"), "doc_ids"),
     (dict(n_jobs=0), "n_jobs"),
     (dict(alpha=np.ones(2)), "alpha"),
     (dict(alpha=0.0), "alpha"),

@@ -4,7 +4,7 @@ import pickle
 import numpy as np
 import pytest
 
-import simplexsg.lda as lda_module
+import simplexsg.lda.estimator as lda_module
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
 from simplexsg.datasets import make_lda_corpus

@@ -1,11 +1,9 @@
-"""Latent Dirichlet allocation by stochastic-gradient MCMC on the topics (SCIR or SGRLD).
-
-Each step takes a minibatch of documents, runs the local Gibbs kernel on their topic assignments
-with the topics fixed (``simplexsg.gibbs``), and moves every topic row with the simplex sampler
-(``simplexsg.simplex``) using the estimated full-data counts ``(D / batch) * mean n_kw``.
-"""
+"""The LDA estimator: parameters, the training loop (``fit``, ``partial_fit``), inference
+(``transform``, ``score``, ``perplexity``)."""
+import contextlib
 import copy
 import inspect
+import itertools
 import os
 import warnings
 from time import perf_counter
@@ -14,97 +12,34 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import metrics
-from ._estimator import restore_on_error
-from ._optional import tqdm
-from .averaging import TailAverage
-from ._random import seed_sequence, substream
-from ._validation import check_int, check_n_jobs, check_positive_scalar
-from .corpus import BowStream, as_corpus, check_counts, is_bow_corpus
-from .gibbs import AssignmentStore, fold_in, gibbs_topic_counts
-from .hyperparameters import DocTopicPriorSampler, GammaPrior
-from .schedules import Polynomial
-from .simplex import SCIR, SGRLD, to_simplex
-from .stopping import Plateau
-
-#: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
-#: SCIR: the SCIR paper's offset and decay for LDA, with step 2.0 instead of its 0.5.
-#: Bundled corpus, K = 20, alpha 0.1, 3 seeds, medians (Gibbs fold-in perplexity; tomotopy
-#: 3962 / 3589): step 0.5 -> 4050 (beta 0.01) / 3616 (beta 0.1); 1.0 -> 3895 / 3540;
-#: 2.0 -> 3833 / 3461; 4.0 -> 3778 / 3442. Larger steps forget the previous state faster (the
-#: chain averages fewer minibatches); 2.0 takes most of the gain and keeps e^-h_t >= 0.13 at
-#: t >= 0 and ~0.5 after 200 steps. SGRLD: Patterson & Teh's offset and decay; their step 0.01
-#: gives 4392 on the bundled corpus, 0.1 gives 3891 (best of 0.001, 0.01, 0.05, 0.1, 0.3 at
-#: alpha = beta = 0.1).
-SAMPLER_DEFAULTS = {
-    "scir": dict(cls=SCIR, step_size=2.0, step_offset=10.0, step_decay=0.33),
-    "sgrld": dict(cls=SGRLD, step_size=0.1, step_offset=1000.0, step_decay=0.6),
-}
-
-#: Defaults of the training schedule, chosen on the tuning corpora of ``benchmarks/lda_study.py``
-#: (news, fortunes, the bundled Wikipedia sample, a synthetic Zipf corpus; K 20-200, beta 0.01
-#: and 0.1) and checked on the others; the README's study table has the results.
-#: What the study showed:
-#:
-#: * passes over the corpus (local sweeps per token), not steps, set the quality: on news
-#:   (K 50) 8 passes give perplexity 2438 whether in 32, 56 or 112 steps, 16 passes 2409;
-#: * so minibatches are large, ``ceil(D / STEPS_PER_PASS)`` documents: few global steps,
-#:   each O(K V), per pass. A whole-corpus batch mixes badly (fortunes: 2529 against 2404
-#:   at D / 3), since the minibatch noise is what lets the topics move;
-#: * a few sweeps per visit, more passes: 6 sweeps (2 discarded) for 20 passes beat 10 (5
-#:   discarded) for 8 at equal time on every tuning corpus;
-#: * warm starts of the local chain (``local_warm_start``) do not help: within seed noise and
-#:   slightly worse on all three (news 2445 / 2438 cold, fortunes 2452 / 2447, Wikipedia
-#:   3518 / 3465 at 8 passes), and with 3 sweeps per visit a warm chain can persist in a worse
-#:   mode: the restarted chain decorrelates the counts of successive visits;
-#: * 20 passes reach tomotopy's perplexity after 200 iterations on the tuning corpora, most
-#:   in less time. No fixed number suits every corpus: on the held-out check, the short
-#:   glosses of a dictionary (7.6 tokens a document) need about 40 (K 50, beta 0.01: 3112 after
-#:   20 passes, 2783 after 40, tomotopy 2829 after 200 iterations). ``tol=1e-3`` (the
-#:   convergence check after the default passes) finds that by itself (56 passes, 2709), but
-#:   as a default it would add 25-100% to the time of the tuning corpora for 1-6% of
-#:   perplexity, so it is an option.
-#:
-#: ``fit`` with ``max_iter=None`` makes ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps per
-#: pass))`` passes (a corpus of one or two minibatches still takes MIN_STEPS steps), or up to
-#: MAX_PASSES when ``tol`` or ``max_time`` decides when to stop.
-DEFAULT_PASSES, MIN_STEPS, MAX_PASSES = 20, 60, 100
-MIN_BATCH, STEPS_PER_PASS = 50, 3
-#: Documents sampled from the training corpus whose completion perplexity the convergence
-#: check follows (when no ``X_heldout`` is given): at least ``min(MONITOR_TOKENS,
-#: MONITOR_FRACTION * tokens)`` tokens, so that a check costs a small part of a pass.
-MONITOR_TOKENS, MONITOR_FRACTION = 20_000, 0.05
-#: Default local sweeps per visit, and how many of them are discarded.
-DEFAULT_SWEEPS, DEFAULT_SWEEP_BURN_IN = 6, 2
-
-#: ``partial_fit``'s corpus size D when neither ``total_samples`` nor a fit gives it: the
-#: default ``total_samples`` of scikit-learn's LatentDirichletAllocation.
-DEFAULT_TOTAL_SAMPLES = 1_000_000
-
-#: Gibbs sweeps (and how many are discarded) of the fold-in behind ``transform``, ``score``
-#: and ``perplexity``: more than a training step needs, since a test document has one chance.
-FOLD_IN_SWEEPS, FOLD_IN_BURN_IN = 100, 50
+from .. import metrics
+from .._estimator import atomic_dump, restore_on_error
+from .._optional import tqdm
+from .._random import seed_sequence, substream
+from .._validation import check_int, check_n_jobs, check_positive_scalar
+from ..averaging import TailAverage
+from ..corpus import BowStream, as_corpus, check_counts, is_bow_corpus
+from ..gibbs import AssignmentStore, fold_in, gibbs_topic_counts
+from ..hyperparameters import DocTopicPriorSampler, GammaPrior
+from ..schedules import Polynomial
+from ..simplex import to_simplex
+from .defaults import (ALPHA_WARMUP_STEPS, DEFAULT_SWEEP_BURN_IN,
+                       DEFAULT_TOTAL_SAMPLES, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
+                       SAMPLER_DEFAULTS, default_batch_size, default_passes)
+from .monitor import ConvergenceMonitor, monitor_documents
+from .run import FitRun, data_fingerprint
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
 _GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL, _ALPHA, _MONITOR = range(7)
 
-#: Gibbs sweeps (discarded) of the cheaper fold-in behind the convergence check.
-MONITOR_SWEEPS, MONITOR_BURN_IN = 20, 10
-
-
-def default_passes(steps_per_pass):
-    """``max_iter=None``: ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps_per_pass))`` passes."""
-    return max(DEFAULT_PASSES, -(-MIN_STEPS // steps_per_pass))
-
-
-def default_batch_size(n_documents):
-    """``batch_size=None``: ``max(MIN_BATCH, ceil(D / STEPS_PER_PASS))`` documents."""
-    return max(MIN_BATCH, -(-n_documents // STEPS_PER_PASS))
-
-
-#: ``learn_doc_topic_prior``: the alpha sampler's centre is re-optimised (and the chain moved
-#: to it) after each of the first ALPHA_WARMUP_STEPS steps, from the counts stored so far.
-ALPHA_WARMUP_STEPS = 5
+#: What a step changes in place, with how to copy it (``LDA._transaction``); everything else
+#: a step touches is rebound. TailAverage rebinds its sums, so a shallow copy is a snapshot.
+_IN_PLACE = {"_topic_average": copy.copy, "_alpha_average": copy.copy, "_alpha_history": list,
+             "history_": list, "_alpha_sampler": copy.deepcopy, "_assignments": copy.deepcopy,
+             "_monitor": copy.deepcopy}
+#: Parameters that a resumed fit may change (``LDA._result_params``).
+_RESUMABLE_PARAMS = {"n_jobs", "verbose", "warm_start", "checkpoint_every", "checkpoint_path",
+                     "random_state", "max_time", "evaluate_every"}
 
 _LEARN_ALPHA = {False: None, True: "symmetric", "symmetric": "symmetric",
                 "per_topic": "per_topic"}
@@ -201,6 +136,18 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpora that converge slowly (many short documents: ``DEFAULT_PASSES``).
     n_iter_no_change : int, default 3
         Scores without progress before the convergence check stops ``fit``.
+    warm_start : bool, default False
+        scikit-learn's convention. When the last ``fit`` was interrupted (``interrupted_``:
+        Ctrl-C, an error, or a model loaded from a checkpoint), ``fit`` on the same data and
+        parameters resumes it, and the result equals the uninterrupted fit bit for bit.
+        After a finished fit (or ``partial_fit``), ``fit`` continues the chain from its state
+        for another ``max_iter`` passes, with a new average (``burn_in`` counts the steps of
+        this fit). False: every ``fit`` starts a new chain.
+    checkpoint_every : int or None, default None
+        Every so many steps of ``fit``, write the model to ``checkpoint_path`` (``joblib``,
+        atomically: a temporary file renamed over the previous checkpoint). ``joblib.load``
+        gives an interrupted model: ``.set_params(warm_start=True).fit(X)`` resumes it.
+    checkpoint_path : str or path-like, default None
     n_jobs : int or None, default 1
         Threads of the Gibbs kernel and the global step (joblib's convention: None is 1, -1 all
         cores). Results do not depend on it.
@@ -223,7 +170,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         normalised rows are the topics (the SCIR paper's theta; in the LDA literature theta
         names the documents' proportions, which ``transform`` returns).
     n_iter_ : complete passes over the data done by ``fit``; n_batch_iter_ : steps taken.
-    stop_reason_ : why ``fit`` stopped: "max_iter", "max_time" or "converged".
+    stop_reason_ : why ``fit`` stopped: "max_iter", "max_time", "converged", or
+        "interrupted" (an exception during training, Ctrl-C included).
+    interrupted_ : True while a fit is unfinished (after an interruption, in a checkpoint):
+        the model holds the state after its last completed step, ``components_`` consistent
+        with it, and ``warm_start=True`` resumes it.
     training_seconds_ : seconds ``fit`` spent training (evaluations excluded).
     monitor_history_ : list of dicts (step, perplexity) of the convergence check.
     burn_in_ : the first step averaged into ``components_``.
@@ -248,8 +199,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  step_decay=None, n_gibbs=6, gibbs_burn_in=None, max_iter=None, burn_in=None,
                  total_samples=None, local_topics="mean", learn_doc_topic_prior=False,
                  doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
-                 tol=None, n_iter_no_change=3,
-                 n_jobs=1, random_state=None, verbose=0, evaluate_every=0):
+                 tol=None, n_iter_no_change=3, warm_start=False, checkpoint_every=None,
+                 checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
+                 evaluate_every=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -270,6 +222,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.max_time = max_time
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.warm_start = warm_start
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_path = checkpoint_path
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -315,10 +270,20 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                       else check_positive_scalar("max_time", self.max_time)),
             n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change),
         )
-        if not isinstance(self.local_warm_start, (bool, np.bool_)):
-            raise ValueError(f"local_warm_start must be True or False, got "
-                             f"{self.local_warm_start!r}")
-        params["local_warm_start"] = bool(self.local_warm_start)
+        for name in ("local_warm_start", "warm_start"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
+            params[name] = bool(value)
+        every, path = self.checkpoint_every, self.checkpoint_path
+        params["checkpoint_every"] = None if every is None else check_int("checkpoint_every",
+                                                                          every)
+        if every is not None and not isinstance(path, (str, os.PathLike)):
+            raise ValueError(f"checkpoint_every needs checkpoint_path (a file path), got "
+                             f"{path!r}")
+        if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise ValueError(f"checkpoint_path {path!r}: its folder does not exist")
+        params["checkpoint_path"] = path
         tol = self.tol
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
                                 or not 0 <= tol < 1):
@@ -347,14 +312,15 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return params
 
     # ---------------------------------------------------------------- fitting
-    @restore_on_error
     def fit(self, X, y=None, *, id2word=None, X_heldout=None):
         """Fit the topics to X (counts, or a bag-of-words corpus, possibly streamed).
 
         Training stops after ``max_iter`` passes, at the end of the first step that reaches
         ``max_time`` seconds, or when the convergence check (``tol``) sees no progress,
-        whichever comes first; ``stop_reason_`` says which. A failed call leaves the model as
-        it was.
+        whichever comes first; ``stop_reason_`` says which. Bad input or parameters raise
+        before training and leave the model as it was. An exception during training (Ctrl-C
+        included) keeps the state after the last completed step, with ``interrupted_`` True;
+        ``warm_start=True`` then resumes the fit (see ``warm_start``, ``checkpoint_every``).
 
         Parameters
         ----------
@@ -374,17 +340,34 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        corpus, heldout = self._start_fit(X, id2word, X_heldout)
+        self._train(corpus, heldout)
+        return self
+
+    @restore_on_error
+    def _start_fit(self, X, id2word, X_heldout):
+        """Validate, then plan the fit in ``self._run`` (a ``FitRun``): a new chain, the
+        chain continued (``warm_start`` after a finished fit), or the interrupted fit resumed
+        (``warm_start`` with ``interrupted_``). Returns ``(corpus, heldout)``."""
         params = self._check_params()
-        corpus = self._read(X, id2word, reset=True)
-        seed = seed_sequence(self.random_state)
+        resume = params["warm_start"] and getattr(self, "interrupted_", False)
+        extend = params["warm_start"] and hasattr(self, "topic_state_") and not resume
+        corpus = self._read(X, id2word, reset=not (resume or extend))
         heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
         if isinstance(heldout, BowStream):
             raise TypeError("X_heldout must be a matrix or a list of documents, not a stream")
+        fingerprint = data_fingerprint(corpus, heldout, self._result_params())
+        if resume:
+            changed = self._run.changed(fingerprint)
+            if changed:
+                raise ValueError(f"warm_start resumes the interrupted fit, which needs the same "
+                                 f"data and parameters: {changed} differ")
+            self.stop_reason_ = None
+            return corpus, self._evaluation_documents(corpus, heldout, params)
         n_docs = corpus.n_documents if isinstance(corpus, BowStream) else corpus.shape[0]
         D = params["total_samples"] or n_docs
         if isinstance(corpus, BowStream) and D is None:
             raise ValueError("a streamed corpus without len() needs total_samples")
-        self._init_state(params, corpus_features=self.n_features_in_, seed=seed, n_documents=D)
         batch_size = params["batch_size"] or default_batch_size(D)
         steps_per_pass = -(-(n_docs or D) // batch_size)
         open_ended = params["tol"] is not None or params["max_time"] is not None
@@ -397,39 +380,127 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             warnings.warn(f"burn_in={params['burn_in']} is not below the {passes * steps_per_pass}"
                           " steps of fit: components_ will be the last step's topics, not an "
                           "average", UserWarning)
+        if extend:
+            if self.topic_state_.shape[0] != params["n_components"]:
+                raise ValueError(f"warm_start continues a model of {self.topic_state_.shape[0]} "
+                                 f"topics: n_components={params['n_components']} differs")
+            seed, first_step = self.random_state_, self.n_batch_iter_
+            first_epoch = self._run.epoch if hasattr(self, "_run") else 0   # after partial_fit
+        else:
+            seed, first_step, first_epoch = seed_sequence(self.random_state), 0, 0
+            self._init_state(params, corpus_features=self.n_features_in_, seed=seed,
+                             n_documents=D)
         min_passes = 0 if params["max_iter"] else default_passes(steps_per_pass)
         if params["burn_in"] is not None:
-            self.burn_in_ = params["burn_in"]
+            self.burn_in_ = first_step + params["burn_in"]
         elif not open_ended and n_docs is not None:
-            self.burn_in_ = passes * steps_per_pass // 2
+            self.burn_in_ = first_step + passes * steps_per_pass // 2
         else:
             self.burn_in_ = None                    # the doubling-block rule of TailAverage
         self._init_averages()
         self.total_samples_, self.batch_size_ = D, batch_size
-        monitor = None if params["tol"] is None else ConvergenceMonitor(
-            self, _monitor_documents(corpus, heldout, seed), params,
+        self._run = FitRun(fingerprint, batch_size, steps_per_pass, first_epoch, passes,
+                           min_passes)
+        self._monitor = None if params["tol"] is None else ConvergenceMonitor(
+            monitor_documents(corpus, heldout, substream(seed, _MONITOR, 0)), params,
+            seed=substream(seed, _MONITOR, 1),
             first_pass=min_passes - params["n_iter_no_change"] - 1)
+        self._assignments = (AssignmentStore(corpus) if params["local_warm_start"]
+                             and not isinstance(corpus, BowStream) else None)
+        self.stop_reason_, self.interrupted_, self.training_seconds_ = None, True, 0.0
+        return corpus, self._evaluation_documents(corpus, heldout, params)
+
+    @staticmethod
+    def _evaluation_documents(corpus, heldout, params):
+        """The documents of the ``evaluate_every`` history: X_heldout, else the training ones."""
         if heldout is None and params["evaluate_every"] and not isinstance(corpus, BowStream):
-            heldout = corpus
-        store = (AssignmentStore(corpus) if params["local_warm_start"]
-                 and not isinstance(corpus, BowStream) else None)
-        progress = self._progress(None if open_ended else passes * steps_per_pass)
-        self.stop_reason_ = "max_iter"
-        self.training_seconds_ = 0.0
-        for epoch in range(passes):
-            if not self._train_pass(corpus, batch_size, epoch, params, store, heldout, progress):
-                self.stop_reason_ = "max_time"
-                break
-            if monitor is not None and monitor.converged(epoch) and epoch + 1 >= min_passes:
-                self.stop_reason_ = "converged"
-                break
-        n_docs = corpus.n_documents if isinstance(corpus, BowStream) else n_docs
-        self.n_iter_ = self.n_documents_seen_ // n_docs if n_docs else 0   # complete passes
-        if progress is not None:
-            progress.close()
-        self.monitor_history_ = [] if monitor is None else monitor.history
+            return corpus
+        return heldout
+
+    def _result_params(self):
+        """The parameters a resumed fit must share with the interrupted one: all but those
+        that change neither the chain nor where it stops (threads, output, checkpoints,
+        ``warm_start``), and ``random_state`` (the resumed fit uses the stored stream)."""
+        return {name: value for name, value in self.get_params().items()
+                if name not in _RESUMABLE_PARAMS}
+
+    def _train(self, corpus, heldout):
+        """Run the fit planned in ``self._run`` from where it is. Any exception (Ctrl-C
+        included) keeps the state after the last completed step, ``interrupted_`` True and
+        ``stop_reason_`` "interrupted", ``components_`` consistent with it."""
+        params = self._check_params()
+        run = self._run
+        open_ended = params["tol"] is not None or params["max_time"] is not None
+        progress = self._progress(None if open_ended else run.steps_left)
+        try:
+            while self.stop_reason_ is None and self._run.epoch < run.end_epoch:
+                batches = self._minibatches(corpus, run.batch_size, self._run.epoch)
+                for doc_indices, batch in itertools.islice(batches, self._run.step, None):
+                    with self._transaction():
+                        self._fit_step(batch, doc_indices, params, heldout)
+                    if progress is not None:
+                        progress.update(1)
+                    if (params["checkpoint_every"]
+                            and self.n_batch_iter_ % params["checkpoint_every"] == 0):
+                        self._update_components()
+                        atomic_dump(self, params["checkpoint_path"])
+                    if (params["max_time"] is not None
+                            and self.training_seconds_ >= params["max_time"]):
+                        self.stop_reason_ = "max_time"
+                        break
+                else:
+                    with self._transaction():
+                        self._end_pass()
+        except BaseException:
+            self.stop_reason_ = "interrupted"
+            self._update_components()
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        self.stop_reason_ = self.stop_reason_ or "max_iter"
+        self.interrupted_ = False
+        self.n_iter_ = self._run.passes_done                        # complete passes
+        self.monitor_history_ = [] if self._monitor is None else self._monitor.history
         self._update_components()
-        return self
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """Run a block that updates the model; if it raises anything (KeyboardInterrupt
+        included), put the model back as it was before the block. The objects a step changes
+        in place are replaced by copies first (``_IN_PLACE``); the rest is rebound."""
+        saved = dict(self.__dict__)
+        for name, copier in _IN_PLACE.items():
+            if saved.get(name) is not None:
+                self.__dict__[name] = copier(saved[name])
+        try:
+            yield
+        except BaseException:
+            self.__dict__.update(saved)
+            raise
+
+    def _fit_step(self, batch, doc_indices, params, heldout):
+        """One step of ``fit``: the local and global steps, the warm-start store, the clock,
+        the position in the pass, the ``evaluate_every`` history."""
+        start = perf_counter()
+        store = self._assignments
+        z = self._step(batch, params, doc_indices,
+                       None if store is None else store.gather(doc_indices))
+        if store is not None:
+            store.scatter(doc_indices, z)
+        self.training_seconds_ += perf_counter() - start
+        self._run = self._run.advance()
+        self._maybe_evaluate(params, heldout, self.training_seconds_)
+
+    def _end_pass(self):
+        """After a complete pass: the convergence check, then the position moves to the next
+        pass."""
+        run = self._run
+        done = run.epoch + 1 - run.first_epoch
+        if (self._monitor is not None and self._monitor.converged(self, done - 1)
+                and done >= run.min_passes):
+            self.stop_reason_ = "converged"
+        self._run = run.next_pass()
 
     @restore_on_error
     def partial_fit(self, X, y=None, *, id2word=None):
@@ -473,18 +544,12 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self._init_averages()
             self.total_samples_ = total
             self.stop_reason_ = None
-        else:
-            # the step updates these in place: work on copies, so that a failed call leaves
-            # the model as it was (restore_on_error puts the old objects back)
-            self._topic_average = copy.copy(self._topic_average)
-            self._alpha_average = copy.copy(self._alpha_average)
-            if self._alpha_sampler is not None:
-                self._alpha_sampler = copy.deepcopy(self._alpha_sampler)
-                self._alpha_history = list(self._alpha_history)
         # documents of a stream of minibatches: running position, modulo the corpus size
         doc_indices = np.arange(self.n_documents_seen_, self.n_documents_seen_ + corpus.shape[0])
-        self._step(corpus, params, doc_indices)
-        self._update_components()
+        with self._transaction():          # an interrupted step leaves the model as it was
+            self._step(corpus, params, doc_indices)
+            self.interrupted_ = False      # the chain goes on from here: nothing to resume
+            self._update_components()
         return self
 
     def _read(self, X, id2word, reset):
@@ -536,22 +601,6 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self._alpha_sampler = DocTopicPriorSampler(
                 K, n_documents, symmetric=params["learn_alpha"] == "symmetric",
                 prior=params["alpha_prior"], initial=params["alpha"])
-
-    def _train_pass(self, corpus, batch_size, epoch, params, store, heldout, progress):
-        """One pass of steps over the corpus; False if it stopped early at ``max_time``."""
-        for doc_indices, batch in self._minibatches(corpus, batch_size, epoch):
-            start = perf_counter()
-            z = self._step(batch, params, doc_indices,
-                           None if store is None else store.gather(doc_indices))
-            if store is not None:
-                store.scatter(doc_indices, z)
-            self.training_seconds_ += perf_counter() - start
-            self._maybe_evaluate(params, heldout, self.training_seconds_)
-            if progress is not None:
-                progress.update(1)
-            if params["max_time"] is not None and self.training_seconds_ >= params["max_time"]:
-                return False
-        return True
 
     def _init_averages(self):
         """Posterior-mean accumulators of the topics and alpha from ``burn_in_`` on (None: the
@@ -761,58 +810,6 @@ def _check_memory(n_topics, n_words):
         raise MemoryError(message + ": fewer topics or a smaller vocabulary")
     if needed > total / 2:
         warnings.warn(message, UserWarning)
-
-
-def _monitor_documents(corpus, heldout, seed):
-    """The convergence check's documents: ``heldout`` if given, else documents of the corpus
-    in a seeded random order up to ``min(MONITOR_TOKENS, MONITOR_FRACTION * tokens)`` tokens
-    (a stream: its first documents up to MONITOR_TOKENS tokens)."""
-    if heldout is not None:
-        return heldout
-    if isinstance(corpus, BowStream):
-        return corpus.head(MONITOR_TOKENS)
-    order = np.random.default_rng(substream(seed, _MONITOR, 0)).permutation(corpus.shape[0])
-    lengths = np.asarray(corpus.sum(axis=1)).ravel()[order]
-    n_tokens = min(MONITOR_TOKENS, MONITOR_FRACTION * lengths.sum())
-    n = int(np.searchsorted(np.cumsum(lengths), n_tokens)) + 1
-    return corpus[np.sort(order[:n])]
-
-
-class ConvergenceMonitor:
-    """The convergence check of ``LDA.fit`` (``tol``, ``n_iter_no_change``).
-
-    ``converged(epoch)`` scores the current ``components_`` (the running posterior mean) on the
-    monitor documents by document completion, folded in by a cheaper Gibbs fold-in
-    (``MONITOR_SWEEPS``, ``MONITOR_BURN_IN``) with the same random streams each time, so that
-    successive scores differ by the model only, and says whether ``n_iter_no_change`` successive
-    scores failed to beat the best one before them by the fraction ``tol``
-    (``simplexsg.stopping.Plateau``). ``history``: (step, perplexity) of each score.
-    """
-
-    def __init__(self, model, documents, params, first_pass=0):
-        self.model, self.n_jobs, self.first_pass = model, params["n_jobs"], first_pass
-        self.plateau = Plateau(params["tol"], params["n_iter_no_change"])
-        self.observed, self.heldout = metrics.completion_split(documents, random_state=0)
-        self.history = []
-
-    def converged(self, epoch):
-        """Score the model after pass ``epoch`` (from ``first_pass`` on); True on a plateau."""
-        if epoch < self.first_pass:
-            return False
-        model = self.model
-        model._update_components()
-        seed = substream(model.random_state_, _MONITOR, 1)
-
-        def gibbs(topics, alpha, X):
-            return fold_in(topics, alpha, X, n_sweeps=MONITOR_SWEEPS, burn_in=MONITOR_BURN_IN,
-                           seed=seed, n_jobs=self.n_jobs)
-        perplexity = metrics.document_completion_score(
-            model.components_, model.doc_topic_prior_, self.observed, self.heldout,
-            fold_in=gibbs).perplexity
-        self.history.append(dict(step=model.n_batch_iter_, perplexity=perplexity))
-        if model.verbose >= 2:
-            print(f"step {model.n_batch_iter_}: monitor perplexity {perplexity:.1f}")
-        return self.plateau.update(perplexity)
 
 
 def _fixed_sampler_class(name, sampler, doc):

@@ -1,0 +1,78 @@
+"""Defaults of the LDA estimator and the measurements behind them."""
+from ..simplex import SCIR, SGRLD
+
+#: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
+#: SCIR: the SCIR paper's offset and decay for LDA, with step 2.0 instead of its 0.5.
+#: Bundled corpus, K = 20, alpha 0.1, 3 seeds, medians (Gibbs fold-in perplexity; tomotopy
+#: 3962 / 3589): step 0.5 -> 4050 (beta 0.01) / 3616 (beta 0.1); 1.0 -> 3895 / 3540;
+#: 2.0 -> 3833 / 3461; 4.0 -> 3778 / 3442. Larger steps forget the previous state faster (the
+#: chain averages fewer minibatches); 2.0 takes most of the gain and keeps e^-h_t >= 0.13 at
+#: t >= 0 and ~0.5 after 200 steps. SGRLD: Patterson & Teh's offset and decay; their step 0.01
+#: gives 4392 on the bundled corpus, 0.1 gives 3891 (best of 0.001, 0.01, 0.05, 0.1, 0.3 at
+#: alpha = beta = 0.1).
+SAMPLER_DEFAULTS = {
+    "scir": dict(cls=SCIR, step_size=2.0, step_offset=10.0, step_decay=0.33),
+    "sgrld": dict(cls=SGRLD, step_size=0.1, step_offset=1000.0, step_decay=0.6),
+}
+
+#: Defaults of the training schedule, chosen on the tuning corpora of ``benchmarks/lda_study.py``
+#: (news, fortunes, the bundled Wikipedia sample, a synthetic Zipf corpus; K 20-200, beta 0.01
+#: and 0.1) and checked on the others; the README's study table has the results.
+#: What the study showed:
+#:
+#: * passes over the corpus (local sweeps per token), not steps, set the quality: on news
+#:   (K 50) 8 passes give perplexity 2438 whether in 32, 56 or 112 steps, 16 passes 2409;
+#: * so minibatches are large, ``ceil(D / STEPS_PER_PASS)`` documents: few global steps,
+#:   each O(K V), per pass. A whole-corpus batch mixes badly (fortunes: 2529 against 2404
+#:   at D / 3), since the minibatch noise is what lets the topics move;
+#: * a few sweeps per visit, more passes: 6 sweeps (2 discarded) for 20 passes beat 10 (5
+#:   discarded) for 8 at equal time on every tuning corpus;
+#: * warm starts of the local chain (``local_warm_start``) do not help: within seed noise and
+#:   slightly worse on all three (news 2445 / 2438 cold, fortunes 2452 / 2447, Wikipedia
+#:   3518 / 3465 at 8 passes), and with 3 sweeps per visit a warm chain can persist in a worse
+#:   mode: the restarted chain decorrelates the counts of successive visits;
+#: * 20 passes reach tomotopy's perplexity after 200 iterations on the tuning corpora, most
+#:   in less time. No fixed number suits every corpus: on the held-out check, the short
+#:   glosses of a dictionary (7.6 tokens a document) need about 40 (K 50, beta 0.01: 3112 after
+#:   20 passes, 2783 after 40, tomotopy 2829 after 200 iterations). ``tol=1e-3`` (the
+#:   convergence check after the default passes) finds that by itself (56 passes, 2709), but
+#:   as a default it would add 25-100% to the time of the tuning corpora for 1-6% of
+#:   perplexity, so it is an option.
+#:
+#: ``fit`` with ``max_iter=None`` makes ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps per
+#: pass))`` passes (a corpus of one or two minibatches still takes MIN_STEPS steps), or up to
+#: MAX_PASSES when ``tol`` or ``max_time`` decides when to stop.
+DEFAULT_PASSES, MIN_STEPS, MAX_PASSES = 20, 60, 100
+MIN_BATCH, STEPS_PER_PASS = 50, 3
+#: Documents sampled from the training corpus whose completion perplexity the convergence
+#: check follows (when no ``X_heldout`` is given): at least ``min(MONITOR_TOKENS,
+#: MONITOR_FRACTION * tokens)`` tokens, so that a check costs a small part of a pass.
+MONITOR_TOKENS, MONITOR_FRACTION = 20_000, 0.05
+#: Default local sweeps per visit, and how many of them are discarded.
+DEFAULT_SWEEPS, DEFAULT_SWEEP_BURN_IN = 6, 2
+
+#: ``partial_fit``'s corpus size D when neither ``total_samples`` nor a fit gives it: the
+#: default ``total_samples`` of scikit-learn's LatentDirichletAllocation.
+DEFAULT_TOTAL_SAMPLES = 1_000_000
+
+#: Gibbs sweeps (and how many are discarded) of the fold-in behind ``transform``, ``score``
+#: and ``perplexity``: more than a training step needs, since a test document has one chance.
+FOLD_IN_SWEEPS, FOLD_IN_BURN_IN = 100, 50
+
+#: Gibbs sweeps (discarded) of the cheaper fold-in behind the convergence check.
+MONITOR_SWEEPS, MONITOR_BURN_IN = 20, 10
+
+
+def default_passes(steps_per_pass):
+    """``max_iter=None``: ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps_per_pass))`` passes."""
+    return max(DEFAULT_PASSES, -(-MIN_STEPS // steps_per_pass))
+
+
+def default_batch_size(n_documents):
+    """``batch_size=None``: ``max(MIN_BATCH, ceil(D / STEPS_PER_PASS))`` documents."""
+    return max(MIN_BATCH, -(-n_documents // STEPS_PER_PASS))
+
+
+#: ``learn_doc_topic_prior``: the alpha sampler's centre is re-optimised (and the chain moved
+#: to it) after each of the first ALPHA_WARMUP_STEPS steps, from the counts stored so far.
+ALPHA_WARMUP_STEPS = 5

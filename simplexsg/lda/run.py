@@ -1,0 +1,67 @@
+"""Where an LDA fit stands, so that an interrupted fit or a checkpoint resumes exactly."""
+import dataclasses
+import hashlib
+
+import numpy as np
+
+from ..corpus import BowStream
+
+
+def data_fingerprint(corpus, heldout, params):
+    """What a resumed fit must see again: a digest of the training and held-out counts (for a
+    stream: its size), and the parameters that shape the chain."""
+    def digest(X):
+        if X is None:
+            return None
+        if isinstance(X, BowStream):
+            return ("stream", X.n_documents, X.n_features)
+        h = hashlib.blake2b(digest_size=16)
+        for array in (X.indptr, X.indices, X.data):
+            h.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
+        return (X.shape, h.hexdigest())
+    return {"X": digest(corpus), "X_heldout": digest(heldout), **params}
+
+
+@dataclasses.dataclass(frozen=True)
+class FitRun:
+    """The plan of one ``fit`` and how far it got: passes ``first_epoch .. end_epoch - 1``
+    (numbered across the fits of a chain, since a pass's minibatch order derives from its
+    number), ``steps_per_pass`` minibatches of ``batch_size`` documents, the pass in
+    progress ``epoch`` and the steps of it done ``step``. Immutable: the loop rebinds it."""
+
+    fingerprint: dict
+    batch_size: int
+    steps_per_pass: int
+    first_epoch: int
+    passes: int
+    min_passes: int
+    epoch: int = None
+    step: int = 0
+
+    def __post_init__(self):
+        if self.epoch is None:
+            object.__setattr__(self, "epoch", self.first_epoch)
+
+    @property
+    def end_epoch(self):
+        return self.first_epoch + self.passes
+
+    @property
+    def steps_left(self):
+        return (self.end_epoch - self.epoch) * self.steps_per_pass - self.step
+
+    @property
+    def passes_done(self):
+        """Complete passes of this fit (one stopped at the last step of a pass counts it)."""
+        return self.epoch - self.first_epoch + (self.step >= self.steps_per_pass)
+
+    def advance(self):
+        return dataclasses.replace(self, step=self.step + 1)
+
+    def next_pass(self):
+        return dataclasses.replace(self, epoch=self.epoch + 1, step=0)
+
+    def changed(self, fingerprint):
+        """Names of the entries of ``fingerprint`` that differ from this run's."""
+        keys = sorted(set(fingerprint) | set(self.fingerprint), key=str)
+        return ", ".join(k for k in keys if fingerprint.get(k) != self.fingerprint.get(k))

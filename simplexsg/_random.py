@@ -17,6 +17,8 @@ def check_generator(random_state):
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
+    if isinstance(random_state, numbers.Integral) and random_state < 0:
+        raise ValueError(f"random_state must be an int >= 0, got {random_state}")
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     raise TypeError(
@@ -95,6 +97,8 @@ def seed_sequence(random_state):
     if isinstance(random_state, np.random.RandomState):
         return np.random.SeedSequence(int(random_state.randint(2 ** 63 - 1, dtype=np.int64)))
     if random_state is None or isinstance(random_state, (int, np.integer)):
+        if random_state is not None and random_state < 0:
+            raise ValueError(f"random_state must be an int >= 0, got {random_state}")
         return np.random.SeedSequence(random_state)
     raise TypeError("random_state must be None, an int, or a numpy SeedSequence, Generator or "
                     f"RandomState, got {type(random_state).__name__}")

@@ -59,3 +59,11 @@ def check_int(name, value, minimum=1):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
     return int(value)
+
+
+def physical_memory():
+    """Bytes of physical memory, or None where the system does not say (not POSIX)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None

@@ -13,6 +13,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 
+from ._validation import physical_memory
+
+
+#: Bytes per token of the expanded corpus in the local step (word id and topic, int32 each).
+BYTES_PER_TOKEN = 8
+
 
 def _bad_entry(message, row, column, value):
     return ValueError(f"{message}; found {value!r} at document {row}, word {column}")
@@ -39,9 +45,20 @@ def check_counts(X):
         j = int(np.flatnonzero(fractional)[0])
         raise _bad_entry("X must hold integer counts", int(np.searchsorted(X.indptr, j, side="right") - 1),
                          int(X.indices[j]), data[j].item())
+    _check_token_memory(data.sum(dtype=np.float64))       # before int64 could overflow
     X = X.astype(np.int64)
     X.sum_duplicates()
     return X
+
+
+def _check_token_memory(n_tokens):
+    """Refuse a corpus whose tokens (BYTES_PER_TOKEN each, once expanded for the local
+    step) exceed the machine's memory."""
+    memory = physical_memory()
+    if memory is not None and n_tokens * BYTES_PER_TOKEN > memory:
+        raise MemoryError(f"X holds {n_tokens:.3g} tokens: the local step needs about "
+                          f"{n_tokens * BYTES_PER_TOKEN / 2**30:.3g} GB for them, of "
+                          f"{memory / 2**30:.1f} GB")
 
 
 def bow_to_csr(documents, n_features=None):

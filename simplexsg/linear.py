@@ -74,8 +74,14 @@ def _residual_variance(design, y):
                          f"residuals, which needs more rows than columns: n_samples={n}, "
                          f"{p} columns; pass noise_variance")
     coef = np.linalg.lstsq(design, y, rcond=None)[0]
-    variance = float(np.sum((y - design @ coef) ** 2) / (n - p))
-    if variance <= 1e-20 * np.mean(y ** 2):  # residuals 0 up to rounding (rms < 1e-10 rms(y))
+    with np.errstate(over="ignore", invalid="ignore"):
+        variance = float(np.sum((y - design @ coef) ** 2) / (n - p))
+        mean_square = np.mean(y ** 2)
+    if not (np.isfinite(variance) and np.isfinite(mean_square)):
+        raise ValueError("noise_variance=None: the residual variance of y overflows float64 "
+                         "(|y| up to {:.3g}); rescale y or pass noise_variance".format(
+                             float(np.max(np.abs(y)))))
+    if variance <= 1e-20 * mean_square:  # residuals 0 up to rounding (rms < 1e-10 rms(y))
         raise ValueError("noise_variance=None: the least-squares fit is exact, so the "
                          "residual variance is 0; pass noise_variance")
     return variance
@@ -174,8 +180,12 @@ class _BayesianLinearModel(BaseEstimator):
         if n_iter // thin <= burn_in // thin:
             raise ValueError(f"no sample is kept: n_iter={n_iter}, burn_in={burn_in}, "
                              f"thin={thin} (burn_in must be well below n_iter)")
+        scale = check_positive_scalar("prior_scale", self.prior_scale)
+        if not 1e-150 < scale < 1e150:
+            raise ValueError(f"prior_scale must lie in (1e-150, 1e150) (its precision "
+                             f"prior_scale**-2 is a float64), got {scale!r}")
         return dict(
-            prior_precision=check_positive_scalar("prior_scale", self.prior_scale) ** -2,
+            prior_precision=scale ** -2,
             n_iter=n_iter, thin=thin, burn_in=burn_in,
             step_size=(None if self.step_size is None
                        else check_positive_scalar("step_size", self.step_size)),

@@ -16,7 +16,7 @@ from .. import metrics
 from .._estimator import atomic_dump, restore_on_error
 from .._optional import tqdm
 from .._random import seed_sequence, substream
-from .._validation import check_int, check_n_jobs, check_positive_scalar
+from .._validation import check_int, check_n_jobs, check_positive_scalar, physical_memory
 from ..averaging import TailAverage
 from ..corpus import BowStream, as_corpus, check_counts, is_bow_corpus
 from ..gibbs import AssignmentStore, fold_in, gibbs_topic_counts
@@ -233,7 +233,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     # ---------------------------------------------------------------- parameters
     def _check_params(self):
         """Validate the constructor parameters; return the resolved ones as a dict."""
-        if self.sampler not in SAMPLER_DEFAULTS:
+        if not isinstance(self.sampler, str) or self.sampler not in SAMPLER_DEFAULTS:
             raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, got {self.sampler!r}")
         fixed = getattr(type(self), "_fixed_sampler", None)
         if fixed is not None and self.sampler != fixed:
@@ -800,9 +800,8 @@ _TOPIC_MATRICES = 10
 def _check_memory(n_topics, n_words):
     """Refuse a topic matrix whose working set exceeds the machine's memory; warn above half."""
     needed = _TOPIC_MATRICES * 8.0 * n_topics * n_words
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):     # not a POSIX system: no check
+    total = physical_memory()
+    if total is None:                                  # not a POSIX system: no check
         return
     message = (f"{n_topics} topics x {n_words} words need about {needed / 2**30:.1f} GB "
                f"({_TOPIC_MATRICES} float64 matrices of K x W), of {total / 2**30:.1f} GB")

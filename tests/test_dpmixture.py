@@ -11,10 +11,11 @@ from scipy.special import logsumexp
 from scipy.stats import dirichlet_multinomial, multinomial
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, make_multinomial_mixture
+
+from sklearn_checks import parametrize_checks
 
 SAMPLERS = ["scir", "sgrld", "gibbs"]
 
@@ -216,8 +217,8 @@ def test_bad_parameters_raise(mixture, params, message):
         DPMixture(max_iter=2, **params).fit(mixture[0][:50])
 
 
-@parametrize_with_checks([DPMixture(batch_size=10, max_iter=5, initial_components=3)],
-                         expected_failed_checks=lambda est: {
+@parametrize_checks([DPMixture(batch_size=10, max_iter=5, initial_components=3)],
+                    expected_failed_checks=lambda est: {
     "check_fit_score_takes_y": "partial_fit needs total_samples",
     "check_n_features_in_after_fitting": "partial_fit needs total_samples",
     "check_estimators_partial_fit_n_features": "partial_fit needs total_samples",

@@ -9,11 +9,12 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
 from simplexsg.datasets import load_wiki_sample, make_lda_corpus
 from simplexsg.gibbs import fold_in
+
+from sklearn_checks import parametrize_checks
 
 
 @pytest.fixture(scope="module")
@@ -279,8 +280,8 @@ def test_evaluation_history(synthetic):
     assert lda.history_[-1]["documents"] == 1200
 
 
-@parametrize_with_checks([SCIRLDA(3, max_iter=2, n_gibbs=4, batch_size=10),
-                          SGRLDLDA(3, max_iter=2, n_gibbs=4, batch_size=10)])
+@parametrize_checks([SCIRLDA(3, max_iter=2, n_gibbs=4, batch_size=10),
+                     SGRLDLDA(3, max_iter=2, n_gibbs=4, batch_size=10)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 

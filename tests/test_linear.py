@@ -13,10 +13,11 @@ from scipy.special import expit
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
 from simplexsg.langevin import LinearRegressionModel
+
+from sklearn_checks import parametrize_checks
 
 Z = 5.0
 
@@ -200,9 +201,9 @@ def test_regression_bad_input_is_named(linear_data):
         model.predict(X[:, :2])
 
 
-@parametrize_with_checks([BayesianLogisticRegression(n_iter=50),
-                          BayesianLinearRegression(n_iter=50)],
-                         expected_failed_checks=lambda estimator: {
+@parametrize_checks([BayesianLogisticRegression(n_iter=50),
+                     BayesianLinearRegression(n_iter=50)],
+                    expected_failed_checks=lambda estimator: {
     "check_regressors_no_decision_function": "y = X[:, 0] is an exact linear fit, so "
     "noise_variance=None has no residual to estimate the noise variance from (ValueError)",
 } if isinstance(estimator, BayesianLinearRegression) else {})

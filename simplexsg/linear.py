@@ -198,8 +198,14 @@ class _BayesianLinearModel(BaseEstimator):
         h = params["step_size"]
         if h is None:
             # The likelihood's curvature in x . theta at the centre, or its supremum (no centre).
-            w = self._curvature(None if centre is None else design @ centre)
-            L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
+            with np.errstate(over="ignore", invalid="ignore"):
+                w = self._curvature(None if centre is None else design @ centre)
+                L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
+            if not np.isfinite(L):
+                raise ValueError(f"X is too large for the default step size (|X| up to "
+                                 f"{np.max(np.abs(design)):.3g}: the log-posterior's curvature "
+                                 "overflows float64); rescale X (e.g. StandardScaler) or pass "
+                                 "step_size")
             h = np.sqrt(STEP_SCALE / L) if self.sampler == "sghmc" else STEP_SCALE / L
         self.step_size_ = float(h)
         if self.sampler == "sghmc":

@@ -18,7 +18,7 @@ from sklearn.base import clone
 from simplexsg import (SCIRLDA, SGRLDLDA, BayesianLinearRegression, BayesianLogisticRegression,
                        DPMixture)
 
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 N_WORDS = 6
 GOOD_COUNTS = np.random.default_rng(0).poisson(1.0, size=(12, N_WORDS)) + np.eye(12, N_WORDS,

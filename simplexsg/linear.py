@@ -59,6 +59,10 @@ def _resolve_batch_size(batch_size, n_data):
                      f"got {batch_size!r}")
 
 
+#: Largest |X| entry ``fit`` takes: squares and products of entries must stay finite.
+_MAX_ABS_X = 1e100
+
+
 def _largest_hessian_eigenvalue(prior_precision, design, weights):
     """Largest eigenvalue of prior_precision I + design^T diag(weights) design, for design
     (N, p) and weights a scalar or (N,)."""
@@ -198,14 +202,8 @@ class _BayesianLinearModel(BaseEstimator):
         h = params["step_size"]
         if h is None:
             # The likelihood's curvature in x . theta at the centre, or its supremum (no centre).
-            with np.errstate(over="ignore", invalid="ignore"):
-                w = self._curvature(None if centre is None else design @ centre)
-                L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
-            if not np.isfinite(L):
-                raise ValueError(f"X is too large for the default step size (|X| up to "
-                                 f"{np.max(np.abs(design)):.3g}: the log-posterior's curvature "
-                                 "overflows float64); rescale X (e.g. StandardScaler) or pass "
-                                 "step_size")
+            w = self._curvature(None if centre is None else design @ centre)
+            L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
             h = np.sqrt(STEP_SCALE / L) if self.sampler == "sghmc" else STEP_SCALE / L
         self.step_size_ = float(h)
         if self.sampler == "sghmc":
@@ -223,6 +221,11 @@ class _BayesianLinearModel(BaseEstimator):
             delattr(self, name)  # the previous fit's attributes (restored if this fit fails)
         params = self._check_params()
         X, y = self._validate_training_data(X, y)
+        largest = float(np.max(np.abs(X), initial=0.0))
+        if largest > _MAX_ABS_X:
+            raise ValueError(f"X has entries up to {largest:.3g}: above {_MAX_ABS_X:g} the "
+                             "log-posterior's gradients and curvature overflow float64; "
+                             "rescale X (e.g. StandardScaler)")
         n, d = X.shape
         data = (np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X, y)
         model = self._model(params["prior_precision"], data)

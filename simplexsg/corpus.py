@@ -113,11 +113,18 @@ class BowStream:
         return bow_to_csr(documents, self.n_features)
 
     def minibatches(self, batch_size):
-        """Yield (first document index, CSR minibatch) in corpus order."""
-        start, iterator = 0, iter(self.corpus)
-        while batch := list(islice(iterator, batch_size)):
-            yield start, bow_to_csr(batch, self.n_features)
-            start += len(batch)
+        """Yield (first document index, CSR minibatch) in corpus order (through the corpus's
+        ``iter_csr(batch_size)`` when it has one, as ``simplexsg.readers``' corpora do)."""
+        if hasattr(self.corpus, "iter_csr"):
+            batches = self.corpus.iter_csr(batch_size)
+        else:
+            iterator = iter(self.corpus)
+            batches = (bow_to_csr(batch, self.n_features)
+                       for batch in iter(lambda: list(islice(iterator, batch_size)), []))
+        start = 0
+        for batch in batches:
+            yield start, batch
+            start += batch.shape[0]
         if self.n_documents is None:
             self.n_documents = start
         elif start != self.n_documents:
@@ -139,11 +146,19 @@ def is_bow_corpus(X):
     return hasattr(X, "__iter__")
 
 
+def corpus_features(corpus):
+    """The vocabulary size a streamed corpus declares (``n_features``, as
+    ``simplexsg.readers``' corpora do), or None. gensim's ``num_terms`` is not used: it is
+    the largest word id + 1 in the file, which can fall short of the dictionary."""
+    return getattr(corpus, "n_features", None)
+
+
 def as_corpus(X, n_features=None):
     """A CSR int64 count matrix, or a ``BowStream`` for a streamed bag-of-words corpus."""
     if is_bow_corpus(X):
         if isinstance(X, (list, tuple)):
             return bow_to_csr(X, n_features)
+        n_features = n_features or corpus_features(X)
         if n_features is None:
             raise ValueError("a streamed bag-of-words corpus needs the vocabulary size: pass "
                              "id2word (a gensim Dictionary or a mapping id -> word)")

@@ -1,5 +1,6 @@
 """Corpora as document-word count matrices: the bundled Wikipedia sample, synthetic LDA corpora and
-multinomial mixtures, readers/writers for the UCI bag-of-words format, and the msweb reader.
+multinomial mixtures, readers/writers for the UCI bag-of-words format, and the msweb reader;
+``UCIBowCorpus`` and ``LDACCorpus`` (``simplexsg.readers``) stream corpora from disk instead.
 
 Convention everywhere: ``X`` is a scipy CSR matrix of int64 counts, documents x words, and a
 vocabulary is a numpy array of str giving the word of each column.
@@ -14,6 +15,10 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ._random import check_generator
+from .readers import LDACCorpus, UCIBowCorpus
+
+__all__ = ["LDACCorpus", "UCIBowCorpus", "load_msweb", "load_uci_bow", "load_wiki_sample",
+           "make_lda_corpus", "make_multinomial_mixture", "save_uci_bow"]
 
 WIKI_DESCRIPTION = """\
 gensim's bundled Wikipedia sample (gensim/test/test_data/head500.noblanks.cor): 250 stemmed

@@ -18,7 +18,7 @@ from .._optional import tqdm
 from .._random import seed_sequence, substream
 from .._validation import check_int, check_n_jobs, check_positive_scalar, physical_memory
 from ..averaging import TailAverage
-from ..corpus import BowStream, as_corpus, check_counts, is_bow_corpus
+from ..corpus import BowStream, as_corpus, check_counts, corpus_features, is_bow_corpus
 from ..gibbs import AssignmentStore, fold_in, gibbs_topic_counts
 from ..hyperparameters import DocTopicPriorSampler, GammaPrior
 from ..schedules import Polynomial
@@ -560,9 +560,16 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """
         if not reset:
             check_is_fitted(self, "n_features_in_")
+        if id2word is None and reset and is_bow_corpus(X):
+            id2word = getattr(X, "id2word", None)   # simplexsg.readers' corpora name words
         n_features = len(id2word) if id2word is not None else (
             None if reset else self.n_features_in_)
         if is_bow_corpus(X):
+            declared = corpus_features(X)
+            if declared is not None and n_features is not None and declared != n_features:
+                raise ValueError(f"the corpus has {declared} words, but "
+                                 + (f"id2word has {n_features}" if reset else
+                                    f"the model was fitted on {n_features}"))
             corpus = as_corpus(X, n_features)
             if reset:
                 self.n_features_in_ = (corpus.n_features if isinstance(corpus, BowStream)

@@ -1,0 +1,216 @@
+"""Corpora streamed from disk: UCI bag-of-words and LDA-C files, read lazily, gzip or plain.
+
+Both readers are re-iterable gensim-style corpora (iterating yields each document as a list of
+``(word_id, count)`` pairs, 0-based ids, empty documents included) with ``len()``,
+``n_features`` and ``id2word``, so ``SCIRLDA().fit(corpus)`` streams them. ``iter_csr(n)``
+yields CSR int64 blocks of ``n`` documents, the fast path the estimators use. Memory is one
+block of lines at a time, whatever the number of documents. Malformed input raises ValueError
+naming the file and line.
+"""
+import gzip
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Lines parsed at a time.
+CHUNK_LINES = 1 << 16
+
+
+def _open(path):
+    """A text file handle, through gzip when the file starts with gzip's magic bytes."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    return (gzip.open(path, "rt", encoding="utf-8") if magic == b"\x1f\x8b"
+            else open(path, encoding="utf-8"))
+
+
+def _read_vocabulary(vocab_path, n_words=None, corpus_path=None):
+    """``{id: word}`` from a file of one word per line (line i: word i - 1)."""
+    with _open(vocab_path) as fh:
+        words = fh.read().splitlines()
+    if n_words is not None and len(words) != n_words:
+        raise ValueError(f"{vocab_path}: {len(words)} words, but {corpus_path} has "
+                         f"W = {n_words}")
+    return dict(enumerate(words))
+
+
+def _documents(blocks):
+    """Documents as lists of (word_id, count) pairs from CSR blocks."""
+    for block in blocks:
+        for d in range(block.shape[0]):
+            start, stop = block.indptr[d], block.indptr[d + 1]
+            yield list(zip(block.indices[start:stop].tolist(), block.data[start:stop].tolist()))
+
+
+class UCIBowCorpus:
+    """A UCI bag-of-words corpus (``docword.*.txt[.gz]``, ``vocab.*.txt``) streamed from disk.
+
+    docword: three header lines D, W, NNZ, then lines "docID wordID count" (1-based ids) sorted
+    by docID, as the UCI repository's files are (``save_uci_bow`` writes them so); a repeated
+    (doc, word) pair is summed. ``load_uci_bow`` reads the same files into memory (and accepts
+    any order).
+
+    Attributes
+    ----------
+    n_documents, n_features, nnz : the header's D, W, NNZ (``len(corpus)`` is D).
+    id2word : dict id -> word from ``vocab_path``, or None.
+    """
+
+    def __init__(self, docword_path, vocab_path=None):
+        self.path = Path(docword_path)
+        with _open(self.path) as fh:
+            header = list(islice(fh, 3))
+        try:
+            self.n_documents, self.n_features, self.nnz = (int(line) for line in header)
+        except ValueError:
+            raise ValueError(f"{self.path}: expected three header lines D, W, NNZ, got "
+                             f"{header!r}") from None
+        self.id2word = (None if vocab_path is None else
+                        _read_vocabulary(vocab_path, self.n_features, self.path))
+
+    def __len__(self):
+        return self.n_documents
+
+    def __iter__(self):
+        return _documents(self.iter_csr(1024))
+
+    def _triples(self):
+        """(n, 3) int64 blocks of the data lines (docID, wordID, count), checked."""
+        with _open(self.path) as fh:
+            for _ in islice(fh, 3):
+                pass
+            line, last_doc, count = 4, 0, 0
+            while lines := list(islice(fh, CHUNK_LINES)):
+                numbers, block = self._parse(lines, line)
+                line += len(lines)
+                if not len(block):
+                    continue
+                bad = np.flatnonzero(np.diff(np.concatenate([[last_doc], block[:, 0]])) < 0)
+                if bad.size:
+                    raise ValueError(f"{self.path}, line {numbers[bad[0]]}: docID "
+                                     f"{block[bad[0], 0]} after a larger one: streaming needs "
+                                     "lines sorted by docID (load_uci_bow reads any order)")
+                last_doc, count = int(block[-1, 0]), count + len(block)
+                yield block
+        if count != self.nnz:
+            raise ValueError(f"{self.path}: header says NNZ = {self.nnz}, found {count} lines")
+
+    def _parse(self, lines, first_line):
+        """Line numbers and (n, 3) int64 triples of the non-blank ``lines``, checked."""
+        numbers = [first_line + i for i, text in enumerate(lines) if text.strip()]
+        texts = [lines[n - first_line] for n in numbers]
+        try:
+            block = np.loadtxt(texts, dtype=np.int64, ndmin=2)
+        except ValueError:
+            block = None
+        if block is None or block.shape != (len(texts), 3):
+            for n, text in zip(numbers, texts):
+                fields = text.split()
+                if len(fields) != 3 or not all(f.lstrip("-").isdigit() for f in fields):
+                    raise ValueError(f"{self.path}, line {n}: expected 'docID wordID count' "
+                                     f"(three integers), got {text.strip()!r}")
+            block = np.array([text.split() for text in texts], dtype=np.int64).reshape(-1, 3)
+        for col, name, upper in ((0, "docID", self.n_documents), (1, "wordID", self.n_features),
+                                 (2, "count", None)):
+            bad = (block[:, col] < 1) | ((block[:, col] > upper) if upper else False)
+            if bad.any():
+                i = int(np.argmax(bad))
+                limit = f"[1, {upper}]" if upper else ">= 1"
+                raise ValueError(f"{self.path}, line {numbers[i]}: {name} {block[i, col]} "
+                                 f"is not {limit}")
+        return numbers, block
+
+    def iter_csr(self, batch_size):
+        """CSR int64 blocks of ``batch_size`` consecutive documents (the last may be smaller),
+        ``n_features`` columns, in docID order."""
+        pending = np.empty((0, 3), dtype=np.int64)
+        first = 0                                     # 0-based first document of the next block
+
+        def block(triples, first, n_rows):
+            return sp.csr_matrix((triples[:, 2], (triples[:, 0] - 1 - first, triples[:, 1] - 1)),
+                                 shape=(n_rows, self.n_features), dtype=np.int64)
+
+        for triples in self._triples():
+            pending = np.concatenate([pending, triples])
+            # documents up to the last docID seen may still continue in the next lines
+            while pending[-1, 0] - 1 >= first + batch_size:
+                cut = np.searchsorted(pending[:, 0] - 1, first + batch_size)
+                yield block(pending[:cut], first, batch_size)
+                pending, first = pending[cut:], first + batch_size
+        while first < self.n_documents:
+            n_rows = min(batch_size, self.n_documents - first)
+            cut = np.searchsorted(pending[:, 0] - 1, first + n_rows)
+            yield block(pending[:cut], first, n_rows)
+            pending, first = pending[cut:], first + n_rows
+
+
+class LDACCorpus:
+    """An LDA-C corpus (Blei's format; gensim's ``BleiCorpus``) streamed from disk.
+
+    One document per line: "N id:count id:count ..." with N the number of pairs and 0-based
+    word ids. ``n_features``: the vocabulary file's length when ``vocab_path`` is given (one
+    word per line), else the largest id + 1, found with ``len()`` in one pass at construction.
+
+    Attributes
+    ----------
+    n_documents, n_features, id2word (dict id -> word, or None).
+    """
+
+    def __init__(self, path, vocab_path=None):
+        self.path = Path(path)
+        self.id2word = None if vocab_path is None else _read_vocabulary(vocab_path)
+        self.n_features = None if self.id2word is None else len(self.id2word)
+        n_documents, largest = 0, -1
+        for block in self._blocks():
+            n_documents += block.shape[0]
+            largest = max(largest, int(block.indices.max(initial=-1)))
+        self.n_documents = n_documents
+        if self.n_features is None:
+            self.n_features = largest + 1
+        elif largest >= self.n_features:
+            raise ValueError(f"{self.path}: word id {largest} is beyond the {self.n_features} "
+                             f"words of {vocab_path}")
+
+    def __len__(self):
+        return self.n_documents
+
+    def __iter__(self):
+        return _documents(self.iter_csr(1024))
+
+    def _parse_line(self, text, line):
+        fields = text.split()
+        try:
+            n = int(fields[0])
+            pairs = [field.split(":") for field in fields[1:]]
+            ids, counts = zip(*((int(w), int(c)) for w, c in pairs)) if pairs else ((), ())
+        except (ValueError, IndexError):
+            raise ValueError(f"{self.path}, line {line}: expected 'N id:count ...', got "
+                             f"{text.strip()!r}") from None
+        if n != len(ids) or min(ids, default=0) < 0 or min(counts, default=1) < 1:
+            raise ValueError(f"{self.path}, line {line}: {n} pairs announced, {len(ids)} given, "
+                             "ids must be >= 0 and counts >= 1")
+        return ids, counts
+
+    def _blocks(self, batch_size=CHUNK_LINES):
+        """CSR blocks of ``batch_size`` lines; columns up to the largest id seen so far."""
+        with _open(self.path) as fh:
+            line = 1
+            while lines := list(islice(fh, batch_size)):
+                parsed = [self._parse_line(text, line + i) for i, text in enumerate(lines)]
+                lengths = [len(ids) for ids, _ in parsed]
+                indices = np.fromiter((w for ids, _ in parsed for w in ids), dtype=np.int64)
+                data = np.fromiter((c for _, cs in parsed for c in cs), dtype=np.int64)
+                indptr = np.concatenate([[0], np.cumsum(lengths)])
+                width = self.n_features or int(indices.max(initial=-1)) + 1
+                X = sp.csr_matrix((data, indices, indptr), shape=(len(lines), width))
+                X.sum_duplicates()
+                yield X
+                line += len(lines)
+
+    def iter_csr(self, batch_size):
+        """CSR int64 blocks of ``batch_size`` consecutive documents, ``n_features`` columns."""
+        for X in self._blocks(batch_size):
+            yield sp.csr_matrix((X.data, X.indices, X.indptr),
+                                shape=(X.shape[0], self.n_features), dtype=np.int64)

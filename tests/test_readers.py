@@ -1,0 +1,135 @@
+"""Lazy corpus readers (#11 item 1): UCI bag-of-words and LDA-C files streamed from disk."""
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from gensim.corpora import BleiCorpus, MmCorpus
+
+from simplexsg import SCIRLDA
+from simplexsg.datasets import (LDACCorpus, UCIBowCorpus, load_uci_bow, make_lda_corpus,
+                                save_uci_bow)
+
+N_WORDS = 40
+
+
+@pytest.fixture(scope="module")
+def counts():
+    X = make_lda_corpus(300, N_WORDS, 3, doc_length=20, random_state=0)[0].tolil()
+    X[[0, 7, 150, 298, 299]] = 0          # empty documents: first, inside, and at the end
+    return X.tocsr()
+
+
+def documents(X):
+    return [list(zip(X[i].indices.tolist(), X[i].data.tolist())) for i in range(X.shape[0])]
+
+
+class ListStream:
+    """A plain re-iterable corpus (no ``iter_csr``): the generic streaming path."""
+
+    def __init__(self, docs):
+        self.docs = docs
+
+    def __len__(self):
+        return len(self.docs)
+
+    def __iter__(self):
+        return iter(self.docs)
+
+
+@pytest.fixture(scope="module")
+def uci_files(counts, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("uci")
+    vocabulary = [f"w{i}" for i in range(N_WORDS)]
+    save_uci_bow(counts, folder / "docword.txt", vocabulary, folder / "vocab.txt")
+    with open(folder / "docword.txt", "rb") as src, gzip.open(folder / "docword.txt.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return folder
+
+
+@pytest.mark.parametrize("name", ["docword.txt", "docword.txt.gz"])
+@pytest.mark.parametrize("batch", [1, 7, 64, 1000])
+def test_uci_corpus_round_trips_save_uci_bow(counts, uci_files, name, batch):
+    corpus = UCIBowCorpus(uci_files / name, uci_files / "vocab.txt")
+    assert (len(corpus), corpus.n_features, corpus.nnz) == (300, N_WORDS, counts.nnz)
+    assert corpus.id2word[5] == "w5"
+    blocks = list(corpus.iter_csr(batch))
+    assert all(b.shape[0] == batch for b in blocks[:-1]) and blocks[-1].shape[0] <= batch
+    np.testing.assert_array_equal(sp.vstack(blocks).toarray(), counts.toarray())
+    assert list(corpus) == documents(counts)                  # re-iterable, empty ones included
+    assert list(corpus) == documents(load_uci_bow(uci_files / name)[0])
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    ("3\n4\n2\n1 1 2\n1 2\n", "line 5: expected 'docID wordID count'"),
+    ("3\n4\n2\n1 1 2\n1 x 1\n", "line 5: expected"),
+    ("3\n4\n2\n1 1 2\n4 1 1\n", r"line 5: docID 4 is not \[1, 3\]"),
+    ("3\n4\n2\n1 1 2\n1 5 1\n", r"line 5: wordID 5 is not \[1, 4\]"),
+    ("3\n4\n2\n1 1 2\n1 2 0\n", "line 5: count 0 is not >= 1"),
+    ("3\n4\n2\n2 1 2\n1 2 1\n", "line 5: docID 1 after a larger one"),
+    ("3\n4\n3\n1 1 2\n1 2 1\n", "header says NNZ = 3, found 2"),
+])
+def test_uci_corpus_names_the_malformed_line(tmp_path, body, message):
+    corpus = UCIBowCorpus(write(tmp_path / "docword.txt", body))
+    with pytest.raises(ValueError, match=message):
+        list(corpus.iter_csr(2))
+
+
+def test_uci_corpus_rejects_a_bad_header_or_vocabulary(tmp_path):
+    with pytest.raises(ValueError, match="three header lines"):
+        UCIBowCorpus(write(tmp_path / "a.txt", "3\nfour\n1\n1 1 1\n"))
+    docword = write(tmp_path / "b.txt", "1\n3\n1\n1 1 1\n")
+    with pytest.raises(ValueError, match="2 words, but .* has W = 3"):
+        UCIBowCorpus(docword, write(tmp_path / "v.txt", "a\nb\n"))
+
+
+def test_ldac_corpus_round_trips_gensims_blei_format(counts, tmp_path):
+    path = tmp_path / "corpus.lda-c"
+    BleiCorpus.serialize(str(path), documents(counts),
+                         id2word={i: f"w{i}" for i in range(N_WORDS)})
+    corpus = LDACCorpus(path, tmp_path / "corpus.lda-c.vocab")
+    assert (len(corpus), corpus.n_features, corpus.id2word[3]) == (300, N_WORDS, "w3")
+    np.testing.assert_array_equal(sp.vstack(list(corpus.iter_csr(64))).toarray(),
+                                  counts.toarray())
+    assert list(corpus) == documents(counts)
+    bare = LDACCorpus(path)                                  # no vocabulary: largest id + 1
+    assert bare.n_features == counts.indices.max() + 1
+
+
+@pytest.mark.parametrize("body, message", [
+    ("2 0:1 3:2\n2 1:1\n", "line 2: 2 pairs announced, 1 given"),
+    ("1 0:1\n1 a:1\n", "line 2: expected 'N id:count"),
+    ("1 0:1\n1 2:0\n", "line 2: .* counts >= 1"),
+])
+def test_ldac_corpus_names_the_malformed_line(tmp_path, body, message):
+    with pytest.raises(ValueError, match=message):
+        LDACCorpus(write(tmp_path / "c.lda-c", body))
+
+
+def test_fit_streams_a_reader_like_any_corpus(counts, uci_files):
+    corpus = UCIBowCorpus(uci_files / "docword.txt.gz", uci_files / "vocab.txt")
+    model = SCIRLDA(3, max_iter=3, random_state=0).fit(corpus)
+    assert model.vocabulary_[7] == "w7" and model.n_features_in_ == N_WORDS
+    generic = SCIRLDA(3, max_iter=3, random_state=0).fit(
+        ListStream(documents(counts)), id2word=corpus.id2word)
+    np.testing.assert_array_equal(model.components_, generic.components_)
+    with pytest.raises(ValueError, match="the corpus has 40 words, but id2word has 3"):
+        SCIRLDA(3, max_iter=1).fit(corpus, id2word={0: "a", 1: "b", 2: "c"})
+
+
+def test_gensim_mmcorpus_still_needs_and_takes_id2word(counts, tmp_path):
+    MmCorpus.serialize(str(tmp_path / "c.mm"), documents(counts))
+    mm = MmCorpus(str(tmp_path / "c.mm"))
+    with pytest.raises(ValueError, match="needs the vocabulary size"):
+        SCIRLDA(3, max_iter=1).fit(mm)
+    id2word = {i: f"w{i}" for i in range(N_WORDS)}
+    model = SCIRLDA(3, max_iter=3, random_state=0).fit(mm, id2word=id2word)
+    generic = SCIRLDA(3, max_iter=3, random_state=0).fit(ListStream(documents(counts)),
+                                                         id2word=id2word)
+    np.testing.assert_array_equal(model.components_, generic.components_)

@@ -67,3 +67,13 @@ def physical_memory():
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def check_checkpoint(every, path):
+    """``checkpoint_every`` (an int >= 1, or None) with its ``checkpoint_path``, whose folder
+    must exist."""
+    if every is not None and not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"checkpoint_every needs checkpoint_path (a file path), got {path!r}")
+    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise ValueError(f"checkpoint_path {path!r}: its folder does not exist")
+    return None if every is None else check_int("checkpoint_every", every)

@@ -559,7 +559,8 @@ def _check_theta0(theta0, d):
 
 
 def sample(model, data, estimator, integrator, n_iter, *, theta0=None, random_state=None,
-           store_gradients=False, thin=1, verbose=0):
+           store_gradients=False, thin=1, verbose=0, resume=None, checkpoint=None,
+           checkpoint_every=None):
     """Run ``n_iter`` steps of ``integrator`` driven by ``estimator``; returns ``SampleResult``.
 
     ``theta0``: (d,) for one chain or (n_chains, d) for independent chains run together; by
@@ -569,6 +570,11 @@ def sample(model, data, estimator, integrator, n_iter, *, theta0=None, random_st
     (``simplexsg._random.check_generator``); the output is a function of it and the inputs. ``thin``: keep every ``thin``-th state. ``verbose`` > 0 shows
     a tqdm progress bar (extra ``simplexsg[progress]``). Step sizes follow the module docstring's
     convention. Bad input raises ValueError/TypeError naming the argument.
+
+    Interruption: an exception inside the loop (Ctrl-C included) carries the run's
+    ``SampleProgress`` after its last completed step as ``exc.sample_progress``; ``sample``
+    with the same arguments and ``resume=progress`` finishes the run bit for bit as if it had
+    not stopped. ``checkpoint(progress)`` is called every ``checkpoint_every`` steps.
     """
     start = time.perf_counter()
     data = model.check_data(data)
@@ -594,27 +600,60 @@ def sample(model, data, estimator, integrator, n_iter, *, theta0=None, random_st
                              f"shape {theta.shape}")
 
     n_kept = n_iter // thin
-    chain = np.empty((n_kept,) + theta.shape)
-    grads = np.empty_like(chain) if store_gradients else None
-    state = integrator.init(theta, rng, momentum0)
-    iterations = range(n_iter)
+    if checkpoint is not None:
+        checkpoint_every = check_int("checkpoint_every", checkpoint_every, 1)
+    if resume is None:
+        chain = np.empty((n_kept,) + theta.shape)
+        grads = np.empty_like(chain) if store_gradients else None
+        state = integrator.init(theta, rng, momentum0)
+        progress = (0, state, rng.bit_generator.state)
+    else:
+        chain, grads = resume.chain.copy(), None if resume.gradients is None else \
+            resume.gradients.copy()
+        if chain.shape != (n_kept,) + theta.shape or (grads is None) == store_gradients:
+            raise ValueError("resume comes from a run with other n_iter, thin, chains or "
+                             "store_gradients")
+        state = resume.state
+        rng.bit_generator.state = resume.rng_state
+        progress = (resume.step, state, resume.rng_state)
+    iterations = range(progress[0], n_iter)
     if verbose:
         from ._optional import tqdm
         iterations = tqdm()(iterations, desc=type(integrator).__name__, leave=False)
-    for t in iterations:
-        grad = estimator(model, data, state.theta, rng)
-        if store_gradients and t and t % thin == 0 and t // thin <= n_kept:
-            grads[t // thin - 1] = grad
-        state = integrator.step(state, grad, steps[t], rng)
-        if not np.isfinite(state.theta).all():
-            raise FloatingPointError(
-                f"the chain diverged at step {t}: its state is not finite with step size "
-                f"h = {steps[t]:.3g}; use a smaller step_size")
-        if (t + 1) % thin == 0:
-            chain[(t + 1) // thin - 1] = state.theta
+    try:
+        for t in iterations:
+            grad = estimator(model, data, state.theta, rng)
+            if store_gradients and t and t % thin == 0 and t // thin <= n_kept:
+                grads[t // thin - 1] = grad
+            state = integrator.step(state, grad, steps[t], rng)
+            if not np.isfinite(state.theta).all():
+                raise FloatingPointError(
+                    f"the chain diverged at step {t}: its state is not finite with step size "
+                    f"h = {steps[t]:.3g}; use a smaller step_size")
+            if (t + 1) % thin == 0:
+                chain[(t + 1) // thin - 1] = state.theta
+            progress = (t + 1, state, rng.bit_generator.state)     # one atomic rebinding
+            if checkpoint is not None and (t + 1) % checkpoint_every == 0:
+                checkpoint(SampleProgress(*progress, chain, grads))
+    except BaseException as exc:
+        exc.sample_progress = SampleProgress(*progress, chain, grads)
+        raise
     if store_gradients and n_kept * thin == n_iter:
         grads[-1] = estimator(model, data, state.theta, rng)
     return SampleResult(chain, grads, time.perf_counter() - start, state)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SampleProgress:
+    """Where an unfinished ``sample`` run stands: ``step`` steps completed, the integrator
+    ``state`` and the generator's ``rng_state`` after them, and the ``chain`` and
+    ``gradients`` arrays (rows of the steps completed are final). ``sample(...,
+    resume=progress)`` finishes the run."""
+    step: int
+    state: LangevinState
+    rng_state: dict
+    chain: np.ndarray
+    gradients: Optional[np.ndarray]
 
 
 def find_centre(model, data, method="lbfgs", *, theta0=None, step_size=None, batch_size=100,

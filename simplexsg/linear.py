@@ -15,6 +15,7 @@ its supremum (1/4 for the logistic likelihood; 1 / noise_variance for the Gaussi
 SGHMC's h is a time step of the underdamped diffusion; its default is ``sqrt(STEP_SCALE / L)``
 with momentum decay ``h * friction = SGHMC_DECAY`` per step.
 """
+import copy
 import numbers
 import time
 
@@ -24,9 +25,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import restore_on_error
+from ._estimator import array_digest, atomic_dump, restore_on_error
 from ._random import seed_sequence
-from ._validation import check_int, check_positive_scalar
+from ._validation import check_checkpoint, check_int, check_positive_scalar
 from .langevin import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
                        LogisticRegressionModel, MinibatchGradient, find_centre, sample)
 from .postprocess import zv_estimate
@@ -58,6 +59,11 @@ def _resolve_batch_size(batch_size, n_data):
     raise ValueError(f"batch_size must be an int >= 1, a fraction in (0, 1] or None, "
                      f"got {batch_size!r}")
 
+
+#: Parameters a resumed fit may change (``warm_start``): they change neither the chain nor its
+#: length; ``random_state`` is replaced by the stored ``random_state_``.
+_RESUMABLE_PARAMS = {"verbose", "warm_start", "checkpoint_every", "checkpoint_path",
+                     "random_state"}
 
 #: Largest |X| entry ``fit`` takes: squares and products of entries must stay finite.
 _MAX_ABS_X = 1e100
@@ -124,6 +130,16 @@ _PARAMETERS = """\
         (``simplexsg.postprocess.zv_estimate``, coefficient ``-Var(z)^-1 Cov(z, theta)``) from
         the kept states and the sampler's gradient estimates at them. Needs more kept samples
         than n_features + 2; not available for "sgd", which does not target the posterior.
+    warm_start : bool, default False
+        When the last ``fit`` was interrupted (``interrupted_``: Ctrl-C, an error, or a model
+        loaded from a checkpoint), ``fit`` on the same data and parameters resumes it: the
+        result equals the uninterrupted fit bit for bit. After a finished fit, ``fit`` runs a
+        new chain of ``n_iter`` steps from the last state (same centre). False: a new fit.
+    checkpoint_every : int or None, default None
+        Every so many steps, write the model as it would be if interrupted then to
+        ``checkpoint_path`` (``joblib``, atomically); ``joblib.load`` it and
+        ``.set_params(warm_start=True).fit(X, y)`` to resume.
+    checkpoint_path : str or path-like, default None
     random_state : None, int, numpy SeedSequence or Generator
         Same value and data, same samples, bit for bit.
     verbose : int, default 0
@@ -138,6 +154,9 @@ _ATTRIBUTES = """\
     intercept_ : float, posterior-mean intercept (the ZV estimate if ``zv``); 0.0 without one.
     centre_ : (n_features [+ 1],) the control variate's centre, the posterior mode, as
         (coef, intercept) (only for "sgldcv").
+    interrupted_ : True after a fit stopped by an exception while sampling: the samples are
+        those of the completed steps past the burn-in (before any, the current state alone),
+        and ``warm_start=True`` resumes.
     step_size_, batch_size_, burn_in_ : the resolved values; friction_ for "sghmc".
     n_features_in_ : int.
     fit_seconds_ : wall time of ``fit`` (mode finding, sampling and ZV included).
@@ -151,6 +170,7 @@ class _BayesianLinearModel(BaseEstimator):
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sgldcv", step_size=None,
                  batch_size=None, n_iter=2000, burn_in=None, thin=1, friction=None, zv=False,
+                 warm_start=False, checkpoint_every=None, checkpoint_path=None,
                  random_state=None, verbose=0):
         self.prior_scale = prior_scale
         self.fit_intercept = fit_intercept
@@ -162,6 +182,9 @@ class _BayesianLinearModel(BaseEstimator):
         self.thin = thin
         self.friction = friction
         self.zv = zv
+        self.warm_start = warm_start
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_path = checkpoint_path
         self.random_state = random_state
         self.verbose = verbose
 
@@ -170,7 +193,7 @@ class _BayesianLinearModel(BaseEstimator):
         """Validate the parameters that do not depend on the data; return them as a dict."""
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {self.sampler!r}")
-        for name in ("fit_intercept", "zv"):
+        for name in ("fit_intercept", "zv", "warm_start"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.zv and self.sampler == "sgd":
@@ -191,6 +214,8 @@ class _BayesianLinearModel(BaseEstimator):
         return dict(
             prior_precision=scale ** -2,
             n_iter=n_iter, thin=thin, burn_in=burn_in,
+            checkpoint_every=check_checkpoint(self.checkpoint_every, self.checkpoint_path),
+            warm_start=bool(self.warm_start),
             step_size=(None if self.step_size is None
                        else check_positive_scalar("step_size", self.step_size)),
             friction=(None if self.friction is None
@@ -213,43 +238,116 @@ class _BayesianLinearModel(BaseEstimator):
         return SGD(h) if self.sampler == "sgd" else SGLD(h)
 
     # ---------------------------------------------------------------- fitting
-    @restore_on_error
     def fit(self, X, y):
-        """Sample the posterior of theta given X (n_samples, n_features) and y (n_samples,)."""
+        """Sample the posterior of theta given X (n_samples, n_features) and y (n_samples,).
+
+        Bad input raises before the model changes, and so does a diverging chain
+        (FloatingPointError). Any other exception while sampling (Ctrl-C included) keeps the
+        samples of the completed steps (``interrupted_`` True); with ``warm_start=True`` the
+        next ``fit`` on the same data resumes the run, bit for bit.
+        """
         start = time.perf_counter()
-        for name in [key for key in vars(self) if key.endswith("_")]:
-            delattr(self, name)  # the previous fit's attributes (restored if this fit fails)
+        saved = dict(self.__dict__)
+        run = self._start_fit(X, y)
+        try:
+            result = sample(*run["args"], **run["options"])
+        except BaseException as exc:
+            progress = getattr(exc, "sample_progress", None)
+            if progress is None or isinstance(exc, FloatingPointError):
+                self.__dict__.clear()             # nothing to keep, or a diverged chain
+                self.__dict__.update(saved)
+            else:
+                self._keep_progress(progress)
+            raise
+        skip = self.burn_in_ // self._run_info["thin"]
+        self._set_samples(result.chain[skip:],
+                          None if result.gradients is None else result.gradients[skip:])
+        self._last_state, self._progress, self.interrupted_ = result.state, None, False
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    @restore_on_error
+    def _start_fit(self, X, y):
+        """Validate; plan a new run, the interrupted one resumed, or the chain continued
+        (``warm_start``). Returns the arguments of ``sample``."""
         params = self._check_params()
+        resume = params["warm_start"] and getattr(self, "interrupted_", False)
+        extend = params["warm_start"] and hasattr(self, "_last_state") and not resume
         X, y = self._validate_training_data(X, y)
         largest = float(np.max(np.abs(X), initial=0.0))
         if largest > _MAX_ABS_X:
             raise ValueError(f"X has entries up to {largest:.3g}: above {_MAX_ABS_X:g} the "
                              "log-posterior's gradients and curvature overflow float64; "
                              "rescale X (e.g. StandardScaler)")
+        fingerprint = {"data": array_digest(X, y), **{
+            k: v for k, v in self.get_params().items() if k not in _RESUMABLE_PARAMS}}
+        if resume:
+            changed = [k for k in fingerprint if fingerprint[k] != self._fingerprint.get(k)]
+            if changed:
+                raise ValueError("warm_start resumes the interrupted fit, which needs the same "
+                                 f"data and parameters: {', '.join(changed)} differ")
+        elif extend and X.shape[1] != self.coef_.shape[0]:
+            raise ValueError(f"warm_start continues a chain of {self.coef_.shape[0]} features; "
+                             f"X has {X.shape[1]}")
+        if not (resume or extend):
+            for name in [key for key in vars(self) if key.endswith("_") and key not in (
+                    "n_features_in_", "feature_names_in_", "classes_")]:
+                delattr(self, name)                # the previous fit's
         n, d = X.shape
+        n_kept = params["n_iter"] // params["thin"] - params["burn_in"] // params["thin"]
+        n_params = d + bool(self.fit_intercept)
+        if self.zv and n_kept <= n_params + 1:
+            raise ValueError(f"zv=True fits {n_params} coefficients and needs more than "
+                             f"{n_params + 1} kept samples, got {n_kept}: raise n_iter")
         data = (np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X, y)
         model = self._model(params["prior_precision"], data)
         self.batch_size_ = _resolve_batch_size(self.batch_size, n)
         self.burn_in_ = params["burn_in"]
-        if self.sampler == "sgldcv":
+        if not (resume or extend):
+            self.random_state_ = seed_sequence(self.random_state)
+        if self.sampler == "sgldcv" and not hasattr(self, "centre_"):
             self.centre_ = find_centre(model, data)
-            estimator = ControlVariateGradient(self.centre_, self.batch_size_)
-        else:
-            estimator = MinibatchGradient(self.batch_size_)
-        integrator = self._integrator(params, data[0], getattr(self, "centre_", None))
-        result = sample(model, data, estimator, integrator, params["n_iter"],
-                        random_state=seed_sequence(self.random_state), store_gradients=self.zv,
-                        thin=params["thin"], verbose=self.verbose)
-        skip = params["burn_in"] // params["thin"]
-        theta = result.chain[skip:]
-        mean = zv_estimate(theta, result.gradients[skip:]).mean if self.zv else theta.mean(axis=0)
+        centre = self.centre_ if self.sampler == "sgldcv" else None
+        estimator = (MinibatchGradient(self.batch_size_) if centre is None
+                     else ControlVariateGradient(centre, self.batch_size_))
+        integrator = self._integrator(params, data[0], centre)
+        options = dict(random_state=self.random_state_, store_gradients=self.zv,
+                       thin=params["thin"], verbose=self.verbose,
+                       theta0=self._last_state if extend else None,
+                       resume=self._progress if resume else None)
+        if params["checkpoint_every"] is not None:
+            options.update(checkpoint=self._checkpoint,
+                           checkpoint_every=params["checkpoint_every"])
+        self._fingerprint, self.interrupted_ = fingerprint, True
+        self._run_info = {"d": d, "thin": params["thin"]}
+        return {"args": (model, data, estimator, integrator, params["n_iter"]),
+                "options": options}
+
+    def _set_samples(self, theta, gradients=None):
+        """coef_samples_, coef_ (and the intercept's) from the kept states ``theta``; the ZV
+        estimate when ``gradients`` (at those states) are given."""
+        d = self._run_info["d"]
+        mean = zv_estimate(theta, gradients).mean if gradients is not None else theta.mean(axis=0)
         self.coef_samples_, self.coef_ = np.ascontiguousarray(theta[:, :d]), mean[:d]
         if self.fit_intercept:
             self.intercept_samples_, self.intercept_ = theta[:, d].copy(), float(mean[d])
         else:
             self.intercept_ = 0.0
-        self.fit_seconds_ = time.perf_counter() - start
-        return self
+
+    def _keep_progress(self, progress):
+        """The model after the last completed step of an unfinished run: its kept samples so
+        far (or, before any is kept, the current state as the only one); no ZV."""
+        self._progress, self._last_state, self.interrupted_ = progress, progress.state, True
+        thin = self._run_info["thin"]
+        kept = progress.chain[self.burn_in_ // thin:progress.step // thin]
+        self._set_samples(kept if len(kept) else progress.state.theta[None])
+
+    def _checkpoint(self, progress):
+        """Write the model as it would be if interrupted now (``joblib``, atomically)."""
+        snapshot = copy.copy(self)
+        snapshot.__dict__ = dict(self.__dict__)
+        snapshot._keep_progress(progress)
+        atomic_dump(snapshot, self.checkpoint_path)
 
     # ---------------------------------------------------------------- prediction
     def _validated(self, X):
@@ -338,11 +436,14 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
 
     def __init__(self, *, prior_scale=1.0, noise_variance=None, fit_intercept=True,
                  sampler="sgldcv", step_size=None, batch_size=None, n_iter=2000, burn_in=None,
-                 thin=1, friction=None, zv=False, random_state=None, verbose=0):
+                 thin=1, friction=None, zv=False, warm_start=False, checkpoint_every=None,
+                 checkpoint_path=None, random_state=None, verbose=0):
         super().__init__(prior_scale=prior_scale, fit_intercept=fit_intercept, sampler=sampler,
                          step_size=step_size, batch_size=batch_size, n_iter=n_iter,
                          burn_in=burn_in, thin=thin, friction=friction, zv=zv,
-                         random_state=random_state, verbose=verbose)
+                         warm_start=warm_start, checkpoint_every=checkpoint_every,
+                         checkpoint_path=checkpoint_path, random_state=random_state,
+                         verbose=verbose)
         self.noise_variance = noise_variance
 
     def _validate_training_data(self, X, y):

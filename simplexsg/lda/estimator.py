@@ -4,7 +4,6 @@ import contextlib
 import copy
 import inspect
 import itertools
-import os
 import warnings
 from time import perf_counter
 
@@ -16,7 +15,8 @@ from .. import metrics
 from .._estimator import atomic_dump, restore_on_error
 from .._optional import tqdm
 from .._random import seed_sequence, substream
-from .._validation import check_int, check_n_jobs, check_positive_scalar, physical_memory
+from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
+                           physical_memory)
 from ..averaging import TailAverage
 from ..corpus import BowStream, as_corpus, check_counts, corpus_features, is_bow_corpus
 from ..gibbs import AssignmentStore, fold_in, gibbs_topic_counts
@@ -275,15 +275,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
             params[name] = bool(value)
-        every, path = self.checkpoint_every, self.checkpoint_path
-        params["checkpoint_every"] = None if every is None else check_int("checkpoint_every",
-                                                                          every)
-        if every is not None and not isinstance(path, (str, os.PathLike)):
-            raise ValueError(f"checkpoint_every needs checkpoint_path (a file path), got "
-                             f"{path!r}")
-        if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise ValueError(f"checkpoint_path {path!r}: its folder does not exist")
-        params["checkpoint_path"] = path
+        params["checkpoint_every"] = check_checkpoint(self.checkpoint_every,
+                                                      self.checkpoint_path)
+        params["checkpoint_path"] = self.checkpoint_path
         tol = self.tol
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
                                 or not 0 <= tol < 1):

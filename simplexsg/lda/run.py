@@ -1,9 +1,7 @@
 """Where an LDA fit stands, so that an interrupted fit or a checkpoint resumes exactly."""
 import dataclasses
-import hashlib
 
-import numpy as np
-
+from .._estimator import array_digest
 from ..corpus import BowStream
 
 
@@ -15,10 +13,7 @@ def data_fingerprint(corpus, heldout, params):
             return None
         if isinstance(X, BowStream):
             return ("stream", X.n_documents, X.n_features)
-        h = hashlib.blake2b(digest_size=16)
-        for array in (X.indptr, X.indices, X.data):
-            h.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
-        return (X.shape, h.hexdigest())
+        return (X.shape, array_digest(X.indptr, X.indices, X.data))
     return {"X": digest(corpus), "X_heldout": digest(heldout), **params}
 
 

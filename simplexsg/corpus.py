@@ -112,19 +112,40 @@ class BowStream:
                 break
         return bow_to_csr(documents, self.n_features)
 
-    def minibatches(self, batch_size):
-        """Yield (first document index, CSR minibatch) in corpus order (through the corpus's
-        ``iter_csr(batch_size)`` when it has one, as ``simplexsg.readers``' corpora do)."""
+    def minibatches(self, batch_size, shuffle_buffer=0, rng=None):
+        """Yield (global document indices, CSR minibatch) over one pass.
+
+        ``shuffle_buffer`` 0: corpus order. Otherwise documents are read in blocks of
+        ``batch_size`` (through the corpus's ``iter_csr`` when it has one, as
+        ``simplexsg.readers``' corpora do) into a pool; once the pool holds ``shuffle_buffer +
+        batch_size`` documents, a minibatch of ``batch_size`` of them is drawn uniformly
+        without replacement with ``rng``, and the pool's last documents leave in random order.
+        Memory: the pool, ``shuffle_buffer + 2 batch_size`` documents at most.
+        """
         if hasattr(self.corpus, "iter_csr"):
-            batches = self.corpus.iter_csr(batch_size)
+            blocks = self.corpus.iter_csr(batch_size)
         else:
             iterator = iter(self.corpus)
-            batches = (bow_to_csr(batch, self.n_features)
-                       for batch in iter(lambda: list(islice(iterator, batch_size)), []))
-        start = 0
-        for batch in batches:
-            yield start, batch
-            start += batch.shape[0]
+            blocks = (bow_to_csr(batch, self.n_features)
+                      for batch in iter(lambda: list(islice(iterator, batch_size)), []))
+        pool = sp.csr_matrix((0, self.n_features), dtype=np.int64)
+        pool_ids, start = np.empty(0, dtype=np.int64), 0
+        for block in blocks:
+            ids = np.arange(start, start + block.shape[0])
+            start += block.shape[0]
+            if not shuffle_buffer:
+                yield ids, block
+                continue
+            pool, pool_ids = sp.vstack([pool, block], format="csr"), np.concatenate([pool_ids, ids])
+            while pool.shape[0] >= shuffle_buffer + batch_size:
+                chosen = np.zeros(pool.shape[0], dtype=bool)
+                chosen[rng.choice(pool.shape[0], batch_size, replace=False)] = True
+                yield pool_ids[chosen], pool[chosen]
+                pool, pool_ids = pool[~chosen], pool_ids[~chosen]
+        order = rng.permutation(pool.shape[0]) if pool.shape[0] else np.empty(0, dtype=np.int64)
+        for first in range(0, order.size, batch_size):
+            rows = np.sort(order[first:first + batch_size])
+            yield pool_ids[rows], pool[rows]
         if self.n_documents is None:
             self.n_documents = start
         elif start != self.n_documents:

@@ -76,3 +76,6 @@ def default_batch_size(n_documents):
 #: ``learn_doc_topic_prior``: the alpha sampler's centre is re-optimised (and the chain moved
 #: to it) after each of the first ALPHA_WARMUP_STEPS steps, from the counts stored so far.
 ALPHA_WARMUP_STEPS = 5
+
+#: A streamed corpus's default shuffle buffer, in minibatches (``LDA(shuffle_buffer=None)``).
+SHUFFLE_BATCHES = 4

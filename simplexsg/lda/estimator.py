@@ -25,7 +25,7 @@ from ..schedules import Polynomial
 from ..simplex import to_simplex
 from .defaults import (ALPHA_WARMUP_STEPS, DEFAULT_SWEEP_BURN_IN,
                        DEFAULT_TOTAL_SAMPLES, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
-                       SAMPLER_DEFAULTS, default_batch_size, default_passes)
+                       SAMPLER_DEFAULTS, SHUFFLE_BATCHES, default_batch_size, default_passes)
 from .monitor import ConvergenceMonitor, monitor_documents
 from .run import FitRun, data_fingerprint
 
@@ -136,6 +136,16 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpora that converge slowly (many short documents: ``DEFAULT_PASSES``).
     n_iter_no_change : int, default 3
         Scores without progress before the convergence check stops ``fit``.
+    shuffle_buffer : int or None, default None
+        A streamed corpus only: documents held in a seeded shuffle buffer, so that its
+        minibatches approximate random subsets of the corpus rather than runs of consecutive
+        documents (a file sorted by date or topic would otherwise bias each step's D / batch
+        estimate). Each pass reads blocks of ``batch_size`` documents into a pool and, once it
+        holds ``shuffle_buffer + batch_size``, draws a minibatch from it uniformly (the rest
+        leave in random order at the end of the pass). None: ``SHUFFLE_BATCHES`` (4)
+        minibatches; 0: file order. Memory: up to ``shuffle_buffer + 2 batch_size``
+        documents, so set ``batch_size`` (its default is a third of the corpus) to stream in
+        bounded memory.
     warm_start : bool, default False
         scikit-learn's convention. When the last ``fit`` was interrupted (``interrupted_``:
         Ctrl-C, an error, or a model loaded from a checkpoint), ``fit`` on the same data and
@@ -199,7 +209,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  step_decay=None, n_gibbs=6, gibbs_burn_in=None, max_iter=None, burn_in=None,
                  total_samples=None, local_topics="mean", learn_doc_topic_prior=False,
                  doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
-                 tol=None, n_iter_no_change=3, warm_start=False, checkpoint_every=None,
+                 tol=None, n_iter_no_change=3, shuffle_buffer=None, warm_start=False,
+                 checkpoint_every=None,
                  checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
                  evaluate_every=0):
         self.n_components = n_components
@@ -222,6 +233,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.max_time = max_time
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.shuffle_buffer = shuffle_buffer
         self.warm_start = warm_start
         self.checkpoint_every = checkpoint_every
         self.checkpoint_path = checkpoint_path
@@ -300,9 +312,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             params["alpha_prior"] = GammaPrior(*prior)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"doc_topic_prior_prior (shape, rate): {exc}") from None
-        for name in ("batch_size", "max_iter", "burn_in", "total_samples"):
+        for name in ("batch_size", "max_iter", "burn_in", "total_samples", "shuffle_buffer"):
             value = getattr(self, name)
-            params[name] = None if value is None else check_int(name, value, 0 if name == "burn_in" else 1)
+            params[name] = None if value is None else check_int(
+                name, value, 0 if name in ("burn_in", "shuffle_buffer") else 1)
         return params
 
     # ---------------------------------------------------------------- fitting
@@ -611,12 +624,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def _minibatches(self, corpus, batch_size, epoch):
         """Yield (global document indices, CSR minibatch)."""
+        rng = np.random.default_rng(substream(self.random_state_, _ORDER, epoch))
         if isinstance(corpus, BowStream):
-            for start, batch in corpus.minibatches(batch_size):
-                yield np.arange(start, start + batch.shape[0]), batch
+            buffer = self.shuffle_buffer
+            yield from corpus.minibatches(
+                batch_size, SHUFFLE_BATCHES * batch_size if buffer is None else buffer, rng)
             return
-        order = np.random.default_rng(substream(self.random_state_, _ORDER, epoch)) \
-            .permutation(corpus.shape[0])
+        order = rng.permutation(corpus.shape[0])
         for start in range(0, len(order), batch_size):
             indices = np.sort(order[start:start + batch_size])
             yield indices, corpus[indices]

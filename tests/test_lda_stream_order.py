@@ -1,0 +1,82 @@
+"""A streamed corpus read through the shuffle buffer (#11 item 2): on a file sorted by topic,
+file order biases the fit; a buffer of the corpus's size matches the in-memory fit within Monte
+Carlo error, and the default buffer (4 minibatches) lands between the two."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from simplexsg import SCIRLDA
+from simplexsg.datasets import make_lda_corpus
+
+SEEDS = range(4)
+
+
+class Stream:
+    """A re-iterable bag-of-words corpus over the rows of X, in row order."""
+
+    def __init__(self, X):
+        self.X = X
+
+    def __len__(self):
+        return self.X.shape[0]
+
+    def __iter__(self):
+        for i in range(self.X.shape[0]):
+            row = self.X[i]
+            yield list(zip(row.indices.tolist(), row.data.tolist()))
+
+
+@pytest.fixture(scope="module")
+def sorted_corpus():
+    """1000 training documents of 4 well-separated topics, sorted by their main topic (blocks
+    of ~250), and 200 random test documents."""
+    X, _, doc_topic = make_lda_corpus(1200, 200, 4, doc_length=40, doc_topic_prior=0.05,
+                                      topic_word_prior=0.05, random_state=0)
+    test = np.random.default_rng(1).choice(1200, 200, replace=False)
+    order = np.argsort(doc_topic.argmax(axis=1), kind="stable")
+    train = order[np.isin(order, test, invert=True)]
+    return sp.csr_matrix(X[train]), sp.csr_matrix(X[test])
+
+
+def perplexities(fit):
+    return np.array([fit(SCIRLDA(4, batch_size=50, max_iter=10, random_state=seed)) for seed in SEEDS])
+
+
+def test_shuffle_buffer_removes_the_bias_of_a_sorted_file(sorted_corpus):
+    X, X_test = sorted_corpus
+    id2word = {i: str(i) for i in range(X.shape[1])}
+
+    def streamed(buffer):
+        return lambda m: m.set_params(shuffle_buffer=buffer).fit(
+            Stream(X), id2word=id2word).perplexity(X_test)
+
+    memory = perplexities(lambda m: m.fit(X).perplexity(X_test))
+    whole, default, file_order = (perplexities(streamed(b)) for b in (X.shape[0], None, 0))
+
+    def se(a, b):                  # standard error of a difference of means over the seeds
+        return np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+
+    # a buffer holding the corpus: random minibatches, the in-memory fit's law
+    assert abs(whole.mean() - memory.mean()) < 5 * se(whole, memory) + 1e-9
+    # file order: every minibatch from one or two topics, the fit biased well beyond MC error
+    assert file_order.mean() - memory.mean() > 5 * se(file_order, memory)
+    # the default buffer mixes within 4 minibatches: less bias than file order, not none
+    assert memory.mean() < default.mean() < file_order.mean()
+
+
+def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):
+    from simplexsg.corpus import BowStream
+
+    X = sorted_corpus[0]
+    stream = BowStream(Stream(X), X.shape[1])
+    for buffer in (0, 1, 120, 5000):
+        runs = [list(stream.minibatches(50, buffer, np.random.default_rng(7))) for _ in range(2)]
+        ids = np.concatenate([i for i, _ in runs[0]])
+        assert np.array_equal(np.sort(ids), np.arange(X.shape[0]))
+        assert all(b.shape[0] == 50 for _, b in runs[0][:-1]) and len(runs[0]) == 20
+        for (ids_a, a), (ids_b, b) in zip(*runs):               # same seed, same minibatches
+            assert np.array_equal(ids_a, ids_b) and (a != b).nnz == 0
+        for i, batch in runs[0]:                                  # rows are those documents
+            assert (batch != X[i]).nnz == 0
+        if buffer:
+            assert not np.array_equal(ids, np.arange(X.shape[0]))

@@ -214,8 +214,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 else np.arange(n_rows)
             X_rows, rng = X[rows], self._step_rng(t)
             z_rows = self._allocate(X_rows, self._z[rows], params, rng)
-            self._z = self._z.copy()
-            self._z[rows] = z_rows
+            self._z[rows] = z_rows      # in place: this fit's own array, not a saved one
             self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
             seconds += time.perf_counter() - start
             self._record(params, heldout, seconds)

@@ -2,6 +2,8 @@
 numerical guards, bad input, scikit-learn conventions, the msweb reader."""
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +126,56 @@ def test_no_nan_at_extreme_sparsity(sampler):
     assert all(np.isfinite(h["alpha"]) and h["alpha"] > 0 and np.isfinite(h["score"])
                for h in dp.history_)
     assert len(dp.history_) == 100
+
+
+#: Runs in a child process: slice_allocate with 64 MB of scratch space to find (8M components)
+#: once the address space is capped at 16 MB above what the process already holds.
+_OUT_OF_MEMORY = """
+import resource
+import numpy as np
+from simplexsg._ext._dp import slice_allocate
+K = 1 << 23
+log_phi, log_weight, one = np.zeros((K, 1)), np.zeros(K), np.zeros(1)
+pages = int(open("/proc/self/statm").read().split()[0])
+limit = pages * resource.getpagesize() + (16 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    slice_allocate(np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), log_phi, log_weight,
+                   one, one, np.empty(1, np.int64))
+except MemoryError as error:
+    print("MemoryError:", error)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc: Linux")
+def test_allocation_kernel_raises_memory_error():
+    """The kernel's scratch space cannot be had: MemoryError naming it (#12: the unchecked
+    malloc returned NULL and the kernel wrote through it, a segmentation fault)."""
+    child = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    assert "MemoryError: slice_allocate: no memory for the scratch space" in child.stdout
+
+
+def test_fit_updates_one_allocation_array(mixture, monkeypatch):
+    """fit writes each minibatch's allocations into one array of its own, in place (#12: it was
+    copied every iteration); a fit that fails part way leaves the previous fit's as they were."""
+    X = mixture[0][:300]
+    dp = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(X)
+    previous, saved = dp._z, dp._z.copy()
+    seen, move = [], DPMixture._move
+
+    def move_then_fail(self, X, z, scale, params, t, z_all, rng):
+        seen.append(z_all)
+        move(self, X, z, scale, params, t, z_all, rng)
+        if t == 4:
+            raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(DPMixture, "_move", move_then_fail)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        dp.set_params(random_state=1).fit(X)
+    assert len(seen) == 5 and all(z is seen[0] for z in seen) and seen[0] is not previous
+    assert dp._z is previous and np.array_equal(dp._z, saved)
 
 
 def test_history_records_iterations(mixture):

@@ -10,9 +10,9 @@ With ``weighted`` the draw is ``∝ w_j prod_c phi_jc^x_ic`` instead: the exact 
 given the weights when the slice is -inf and every component of noticeable weight is present
 (used for rows that have no allocation to slice from yet).
 """
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, exp
-from libc.stdint cimport int64_t
+from libc.stdint cimport SIZE_MAX, int64_t
 from libc.stdlib cimport free, malloc
 
 
@@ -50,6 +50,19 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     return chosen
 
 
+cdef double* _scratch(Py_ssize_t threads, Py_ssize_t K) except NULL:
+    """malloc'd space for K doubles per thread (the caller frees it), or MemoryError."""
+    cdef size_t per_thread = max(K, 1) * sizeof(double)
+    cdef double* space = NULL
+    if <size_t> threads <= SIZE_MAX // per_thread:      # else the size overflows
+        space = <double*> malloc(threads * per_thread)
+    if space == NULL:
+        raise MemoryError(f"slice_allocate: no memory for the scratch space of {K} components "
+                          f"in each of {threads} threads "
+                          f"({<double> threads * per_thread / 1e9:.3g} GB)")
+    return space
+
+
 def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
                    const double[:, ::1] log_phi, const double[::1] log_weight,
                    const double[::1] log_slice, const double[::1] uniform, int64_t[::1] z,
@@ -60,17 +73,19 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     weights; ``log_slice`` (n,): log slice variables, candidates being the j with
     ``log_weight[j] >= log_slice[i]``; ``uniform`` (n,) in [0, 1); ``weighted``: multiply the
     likelihoods by the weights (module docstring). Writes ``z`` (n,) and returns
-    how many rows had no candidate (their z is -1). ``n_jobs``: OpenMP threads over rows.
+    how many rows had no candidate (their z is -1). ``n_jobs``: OpenMP threads over rows, at
+    most one per row. MemoryError if the scratch space (K doubles per thread) cannot be had.
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1, K = log_phi.shape[0], i
-    cdef Py_ssize_t missing = 0
+    cdef Py_ssize_t missing = 0, threads = max(1, min(n_jobs, n))
+    cdef double* scratch = _scratch(threads, K)
     cdef double* weight
-    with nogil, parallel(num_threads=max(1, n_jobs)):
-        weight = <double*> malloc(max(K, 1) * sizeof(double))
+    with nogil, parallel(num_threads=threads):
+        weight = scratch + threadid() * max(K, 1)
         for i in prange(n, schedule="static"):
             z[i] = _allocate_row(indptr, indices, data, i, log_phi, log_weight, log_slice[i],
                                  uniform[i], weighted, weight)
-        free(weight)
+    free(scratch)
     for i in range(n):
         if z[i] < 0:
             missing += 1

@@ -343,7 +343,23 @@ class DPMixture(ClusterMixin, BaseEstimator):
         log_1mv = log_sticks[:, 1] - np.logaddexp(log_sticks[:, 0], log_sticks[:, 1])
         self.alpha_ = float(rng.gamma(params["alpha_shape"] + J,
                                       1.0 / (params["alpha_rate"] - log_1mv.sum())))
+        if self.sampler != "gibbs":     # gibbs redraws whole sticks next time: v is its state
+            self.sticks_ = self._redraw_stick_totals(self.sticks_, stick_counts, rng)
         self.n_iter_ = t + 1
+
+    def _redraw_stick_totals(self, sticks, stick_counts, rng):
+        """Each stick pair's total g0 + g1 redrawn given its proportion v and the new alpha_.
+
+        The sticks are pairs of gamma variables whose target, given alpha, is
+        Gamma(1 + m_j) x Gamma(alpha + M_j) for SCIR (total Gamma(1 + alpha + m_j + M_j),
+        independent of v) and whose total SGRLD's expanded mean leaves at its prior,
+        Gamma(1 + alpha). alpha | v integrates the totals out, so (alpha, totals) | v is one
+        exact block update; keeping the totals drawn for the previous alpha biases alpha and
+        the number of clusters (tests/test_dpmixture_exact.py)."""
+        shape = 1.0 + self.alpha_ + (stick_counts.sum(axis=1) if self.sampler == "scir"
+                                     else np.zeros(len(sticks)))
+        proportions = sticks / sticks.sum(axis=1, keepdims=True)
+        return np.maximum(proportions * rng.gamma(shape)[:, None], np.finfo(np.float64).tiny)
 
     def _summarise(self, z):
         """Fitted attributes of the occupied components, given the kept allocations z."""

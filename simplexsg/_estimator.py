@@ -8,6 +8,10 @@ from pathlib import Path
 import joblib
 import numpy as np
 
+#: ``partial_fit``'s data-set size when neither ``total_samples`` nor a fit gives it: the
+#: default ``total_samples`` of scikit-learn's LatentDirichletAllocation.
+DEFAULT_TOTAL_SAMPLES = 1_000_000
+
 
 def restore_on_error(method):
     """Run ``method``; if it raises, put every attribute of the estimator back as it was.

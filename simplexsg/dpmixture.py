@@ -33,6 +33,7 @@ with stale allocations; emptied components are redrawn from the base measure, no
 drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
 """
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,7 +41,7 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import restore_on_error
+from ._estimator import DEFAULT_TOTAL_SAMPLES, restore_on_error
 from ._ext._dp import slice_allocate
 from ._optional import tqdm
 from ._random import seed_sequence, substream
@@ -101,7 +102,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
     max_iter : int, default 1000
         Iterations of ``fit``.
     total_samples : int, default None
-        N for ``partial_fit``'s scaling N / batch (required there).
+        N for ``partial_fit``'s scaling N / batch: after ``fit``, its N; on a first call
+        without it, scikit-learn's default of 10^6 rows, with a warning.
     n_jobs : int or None, default 1
         Threads of the allocation kernel and the SCIR draws; results do not depend on it.
     random_state : None, int, or numpy SeedSequence, Generator or RandomState
@@ -236,14 +238,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
         are dropped only past the last one it uses. A failed call leaves the model as it was.
         """
         params = self._check_params()
-        if params["total_samples"] is None:
-            raise ValueError("partial_fit needs total_samples, the number of rows N used to "
-                             "scale minibatch counts by N / batch")
         first = not hasattr(self, "theta_")
         X = self._read(X, reset=first)
         if first:
+            total = params["total_samples"]
+            if total is None:
+                warnings.warn(f"partial_fit without total_samples: the minibatch counts are "
+                              f"scaled to a data set of {DEFAULT_TOTAL_SAMPLES} rows "
+                              "(scikit-learn's default); pass total_samples=N", UserWarning)
+                total = DEFAULT_TOTAL_SAMPLES
             self._init_state(params, seed_sequence(self.random_state))
-            self.total_samples_ = params["total_samples"]
+            self.total_samples_ = total
         t, rng = self.n_iter_, self._step_rng(self.n_iter_)
         z_rows = self._allocate(X, None, params, rng)
         self._move(X, z_rows, self.total_samples_ / X.shape[0], params, t, z_rows, rng)

@@ -197,8 +197,12 @@ def test_partial_fit_streams_minibatches(mixture):
             dp.partial_fit(X[start:start + 200])
     assert dp.n_iter_ == 150
     assert adjusted_rand_score(labels, dp.predict(X)) >= 0.9
-    with pytest.raises(ValueError, match="total_samples"):
-        DPMixture().partial_fit(X)
+    # without total_samples: scikit-learn's default N = 10^6, said in a warning; after fit,
+    # fit's N
+    with pytest.warns(UserWarning, match="scaled to a data set of 1000000 rows"):
+        assert DPMixture(random_state=0).partial_fit(X[:50]).total_samples_ == 1_000_000
+    fitted = DPMixture(batch_size=100, max_iter=2, random_state=0).fit(X[:300])
+    assert fitted.partial_fit(X[:50]).total_samples_ == 300
 
 
 def test_pickle_round_trip_continues(mixture):
@@ -271,9 +275,6 @@ def test_bad_parameters_raise(mixture, params, message):
 
 @parametrize_checks([DPMixture(batch_size=10, max_iter=5, initial_components=3)],
                     expected_failed_checks=lambda est: {
-    "check_fit_score_takes_y": "partial_fit needs total_samples",
-    "check_n_features_in_after_fitting": "partial_fit needs total_samples",
-    "check_estimators_partial_fit_n_features": "partial_fit needs total_samples",
     "check_clustering": "the check standardises X; a multinomial mixture needs counts",
     "check_estimator_sparse_array": "the check takes predict_proba for a classifier's",
     "check_estimator_sparse_matrix": "the check takes predict_proba for a classifier's",

@@ -51,10 +51,6 @@ MONITOR_TOKENS, MONITOR_FRACTION = 20_000, 0.05
 #: Default local sweeps per visit, and how many of them are discarded.
 DEFAULT_SWEEPS, DEFAULT_SWEEP_BURN_IN = 6, 2
 
-#: ``partial_fit``'s corpus size D when neither ``total_samples`` nor a fit gives it: the
-#: default ``total_samples`` of scikit-learn's LatentDirichletAllocation.
-DEFAULT_TOTAL_SAMPLES = 1_000_000
-
 #: Gibbs sweeps (and how many are discarded) of the fold-in behind ``transform``, ``score``
 #: and ``perplexity``: more than a training step needs, since a test document has one chance.
 FOLD_IN_SWEEPS, FOLD_IN_BURN_IN = 100, 50

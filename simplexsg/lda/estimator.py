@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import metrics
-from .._estimator import atomic_dump, restore_on_error
+from .._estimator import DEFAULT_TOTAL_SAMPLES, atomic_dump, restore_on_error
 from .._optional import tqdm
 from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
@@ -23,9 +23,9 @@ from ..gibbs import AssignmentStore, fold_in, gibbs_topic_counts
 from ..hyperparameters import DocTopicPriorSampler, GammaPrior
 from ..schedules import Polynomial
 from ..simplex import to_simplex
-from .defaults import (ALPHA_WARMUP_STEPS, DEFAULT_SWEEP_BURN_IN,
-                       DEFAULT_TOTAL_SAMPLES, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
-                       SAMPLER_DEFAULTS, SHUFFLE_BATCHES, default_batch_size, default_passes)
+from .defaults import (ALPHA_WARMUP_STEPS, DEFAULT_SWEEP_BURN_IN, FOLD_IN_BURN_IN,
+                       FOLD_IN_SWEEPS, MAX_PASSES, SAMPLER_DEFAULTS, SHUFFLE_BATCHES,
+                       default_batch_size, default_passes)
 from .monitor import ConvergenceMonitor, monitor_documents
 from .run import FitRun, data_fingerprint
 

@@ -41,11 +41,11 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import DEFAULT_TOTAL_SAMPLES, restore_on_error
+from ._estimator import DEFAULT_TOTAL_SAMPLES, array_digest, atomic_dump, restore_on_error
 from ._ext._dp import slice_allocate
 from ._optional import tqdm
 from ._random import seed_sequence, substream
-from ._validation import check_int, check_n_jobs, check_positive_scalar
+from ._validation import check_checkpoint, check_int, check_n_jobs, check_positive_scalar
 from .corpus import check_counts
 from .schedules import as_schedule
 from .simplex import SCIR, SGRLD, scir_transition, to_simplex
@@ -66,6 +66,9 @@ _LEFTOVER_TOLERANCE = 1e-6
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
 _INIT, _ORDER, _STEP = range(3)
+#: Parameters a resumed fit may change: they change neither the chain nor its length.
+_RESUMABLE_PARAMS = {"warm_start", "checkpoint_every", "checkpoint_path", "n_jobs", "verbose",
+                     "random_state"}
 
 
 def _row_sums(X, values):
@@ -104,6 +107,16 @@ class DPMixture(ClusterMixin, BaseEstimator):
     total_samples : int, default None
         N for ``partial_fit``'s scaling N / batch: after ``fit``, its N; on a first call
         without it, scikit-learn's default of 10^6 rows, with a warning.
+    warm_start : bool, default False
+        When the last ``fit`` was interrupted (``interrupted_``: Ctrl-C, an error, or a model
+        loaded from a checkpoint), ``fit`` on the same data and parameters resumes it, equal
+        to the uninterrupted fit bit for bit; after a finished fit, ``fit`` on the same rows
+        continues the chain for another ``max_iter`` iterations. False: a new chain.
+    checkpoint_every : int or None, default None
+        Every so many iterations of ``fit``, write the model to ``checkpoint_path``
+        (``joblib``, atomically); ``joblib.load`` gives an interrupted model that
+        ``.set_params(warm_start=True).fit(X)`` resumes.
+    checkpoint_path : str or path-like, default None
     n_jobs : int or None, default 1
         Threads of the allocation kernel and the SCIR draws; results do not depend on it.
     random_state : None, int, or numpy SeedSequence, Generator or RandomState
@@ -121,6 +134,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
     alpha_ : current DP concentration.
     theta_, sticks_ : (J, d) and (J, 2) gamma variables of the represented components, occupied
         or not (the sampler state).
+    interrupted_ : True while a fit is unfinished (after an exception during its iterations,
+        in a checkpoint): the state is that after the last completed iteration.
+    training_seconds_ : seconds of ``fit``'s iterations (evaluations excluded).
     history_ : list of dicts (iteration, seconds, alpha, n_components, score): every
         ``evaluate_every`` iterations; ``score`` is ``score(X_heldout)`` (None without it);
         seconds count training only.
@@ -131,7 +147,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
 
     def __init__(self, sampler="scir", *, base_concentration=0.5, alpha_prior=(1.0, 1.0),
                  initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,
-                 max_iter=1000, total_samples=None, n_jobs=1, random_state=None, verbose=0,
+                 max_iter=1000, total_samples=None, warm_start=False, checkpoint_every=None,
+                 checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
                  evaluate_every=0):
         self.sampler = sampler
         self.base_concentration = base_concentration
@@ -142,6 +159,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self.stick_step_size = stick_step_size
         self.max_iter = max_iter
         self.total_samples = total_samples
+        self.warm_start = warm_start
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_path = checkpoint_path
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -150,7 +170,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
     # ---------------------------------------------------------------- parameters
     def _check_params(self):
         """Validate the constructor parameters; return the resolved ones as a dict."""
-        if self.sampler not in SAMPLER_DEFAULTS:
+        if not isinstance(self.sampler, str) or self.sampler not in SAMPLER_DEFAULTS:
             raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, "
                              f"got {self.sampler!r}")
         defaults = SAMPLER_DEFAULTS[self.sampler]
@@ -170,7 +190,11 @@ class DPMixture(ClusterMixin, BaseEstimator):
             evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
             total_samples=(None if self.total_samples is None
                            else check_int("total_samples", self.total_samples, 1)),
+            checkpoint_every=check_checkpoint(self.checkpoint_every, self.checkpoint_path),
         )
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise ValueError(f"warm_start must be True or False, got {self.warm_start!r}")
+        params["warm_start"] = bool(self.warm_start)
         if defaults["cls"] is not None:
             step = defaults["step_size"] if self.step_size is None else self.step_size
             stick = defaults["stick_step_size"] if self.stick_step_size is None else self.stick_step_size
@@ -189,43 +213,95 @@ class DPMixture(ClusterMixin, BaseEstimator):
         return sp.csr_matrix(X)
 
     # ---------------------------------------------------------------- fitting
-    @restore_on_error
     def fit(self, X, y=None, *, X_heldout=None):
-        """Run ``max_iter`` iterations on the rows of X (n_rows, n_features) from a fresh state.
+        """Run ``max_iter`` iterations on the rows of X (n_rows, n_features) from a fresh state
+        (with ``warm_start``: resume an interrupted fit, or continue the chain).
 
         ``X_heldout``: rows scored by ``score`` in ``history_`` every ``evaluate_every``
-        iterations.
+        iterations. Bad input raises before the model changes. An exception during the
+        iterations (Ctrl-C included) keeps the state after the last completed one
+        (``interrupted_``), or, before any, the model as it was.
         """
+        saved = dict(self.__dict__)
+        X, heldout, params = self._start_fit(X, X_heldout)
+        first = self.n_iter_
+        try:
+            self._train(X, heldout, params)
+        except BaseException:
+            if self.n_iter_ == first:             # no iteration completed: nothing to keep
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+            else:
+                self._summarise(self._z)
+            raise
+        self.interrupted_ = False
+        self._summarise(self._z)
+        return self
+
+    @restore_on_error
+    def _start_fit(self, X, X_heldout):
+        """Validate; start a new chain, resume an interrupted fit or continue a finished one
+        (``warm_start``). Returns (X, heldout, params)."""
         params = self._check_params()
-        X = self._read(X, reset=True)
+        resume = params["warm_start"] and getattr(self, "interrupted_", False)
+        extend = params["warm_start"] and hasattr(self, "_z") and not resume
+        X = self._read(X, reset=not (resume or extend))
         heldout = None if X_heldout is None else check_counts(X_heldout)
         if heldout is not None and heldout.shape[1] != X.shape[1]:
             raise ValueError(f"X_heldout has {heldout.shape[1]} features, X has {X.shape[1]}")
+        fingerprint = {"X": array_digest(X.indptr, X.indices, X.data),
+                       "X_heldout": None if heldout is None else array_digest(
+                           heldout.indptr, heldout.indices, heldout.data),
+                       **{k: v for k, v in self.get_params().items()
+                          if k not in _RESUMABLE_PARAMS}}
+        if resume or extend:
+            changed = [k for k in (fingerprint if resume else ["X"])
+                       if fingerprint[k] != self._fingerprint.get(k)]
+            if changed:
+                what = ("resumes the interrupted fit, which needs the same data and parameters"
+                        if resume else "continues the chain, which needs the same rows")
+                raise ValueError(f"warm_start {what}: {', '.join(changed)} differ")
+        if not resume:
+            if not extend:
+                self._init_state(params, seed_sequence(self.random_state))
+                self._z = np.random.default_rng(substream(self.random_state_, _INIT, 1)) \
+                    .integers(params["initial_components"], size=X.shape[0])
+            self.total_samples_, self.training_seconds_ = X.shape[0], 0.0
+            self._end_iter = self.n_iter_ + params["max_iter"]
+        self._fingerprint, self.interrupted_ = fingerprint, True
+        return X, heldout, params
+
+    def _train(self, X, heldout, params):
+        """The iterations ``n_iter_ .. _end_iter - 1``, each undone if it raises."""
         n_rows = X.shape[0]
-        self._init_state(params, seed_sequence(self.random_state))
-        self.total_samples_ = n_rows
-        self._z = np.random.default_rng(substream(self.random_state_, _INIT, 1)).integers(
-            params["initial_components"], size=n_rows)
         batch = n_rows if self.sampler == "gibbs" else min(params["batch_size"], n_rows)
-        progress = self._progress(params["max_iter"])
-        seconds = 0.0
-        for t in range(params["max_iter"]):
-            start = time.perf_counter()
-            epoch, offset = divmod(t * batch, n_rows)
-            rows = np.sort(self._order(epoch, n_rows)[offset:offset + batch]) if batch < n_rows \
-                else np.arange(n_rows)
-            X_rows, rng = X[rows], self._step_rng(t)
-            z_rows = self._allocate(X_rows, self._z[rows], params, rng)
-            self._z[rows] = z_rows      # in place: this fit's own array, not a saved one
-            self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
-            seconds += time.perf_counter() - start
-            self._record(params, heldout, seconds)
+        progress = self._progress(self._end_iter - self.n_iter_)
+        try:
+            for t in range(self.n_iter_, self._end_iter):
+                epoch, offset = divmod(t * batch, n_rows)
+                rows = (np.sort(self._order(epoch, n_rows)[offset:offset + batch])
+                        if batch < n_rows else np.arange(n_rows))
+                saved, z_before = dict(self.__dict__), self._z[rows]
+                try:
+                    start = time.perf_counter()
+                    X_rows, rng = X[rows], self._step_rng(t)
+                    z_rows = self._allocate(X_rows, self._z[rows], params, rng)
+                    self._z[rows] = z_rows          # in place: the one array of this chain
+                    self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
+                    self.training_seconds_ += time.perf_counter() - start
+                    self._record(params, heldout, self.training_seconds_)
+                except BaseException:
+                    self._z[rows] = z_before
+                    self.__dict__.update(saved)
+                    raise
+                if progress is not None:
+                    progress.update(1)
+                if params["checkpoint_every"] and self.n_iter_ % params["checkpoint_every"] == 0:
+                    self._summarise(self._z)
+                    atomic_dump(self, self.checkpoint_path)
+        finally:
             if progress is not None:
-                progress.update(1)
-        if progress is not None:
-            progress.close()
-        self._summarise(self._z)
-        return self
+                progress.close()
 
     @restore_on_error
     def partial_fit(self, X, y=None):
@@ -250,6 +326,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
             self._init_state(params, seed_sequence(self.random_state))
             self.total_samples_ = total
         t, rng = self.n_iter_, self._step_rng(self.n_iter_)
+        self.interrupted_ = False          # the chain goes on from here: nothing to resume
         z_rows = self._allocate(X, None, params, rng)
         self._move(X, z_rows, self.total_samples_ / X.shape[0], params, t, z_rows, rng)
         self._summarise(z_rows)
@@ -341,9 +418,16 @@ class DPMixture(ClusterMixin, BaseEstimator):
         else:
             for name in ("stick_sampler", "component_sampler"):
                 params[name].t = t
-            self.sticks_ = params["stick_sampler"].step(sticks, stick_prior, stick_counts, rng)
-            self.theta_ = params["component_sampler"].step(theta, params["base"],
-                                                           component_counts, rng)
+            try:
+                sticks = params["stick_sampler"].step(sticks, stick_prior, stick_counts, rng)
+            except ValueError as exc:          # e.g. a step too small for the counts
+                raise ValueError(f"stick_step_size: {exc}") from None
+            try:
+                theta = params["component_sampler"].step(theta, params["base"],
+                                                         component_counts, rng)
+            except ValueError as exc:
+                raise ValueError(f"step_size: {exc}") from None
+            self.sticks_, self.theta_ = sticks, theta
         log_sticks = np.log(self.sticks_)
         log_1mv = log_sticks[:, 1] - np.logaddexp(log_sticks[:, 0], log_sticks[:, 1])
         self.alpha_ = float(rng.gamma(params["alpha_shape"] + J,
@@ -387,7 +471,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
         entry = dict(iteration=self.n_iter_, seconds=seconds, alpha=self.alpha_,
                      n_components=self.n_components_,
                      score=None if heldout is None else self.score(heldout))
-        self.history_.append(entry)
+        self.history_ = self.history_ + [entry]   # rebound: an undone iteration restores it
         if self.verbose >= 2:
             score = "" if entry["score"] is None else f", held-out score {entry['score']:.4f}"
             print(f"iteration {entry['iteration']}: {entry['seconds']:.1f} s, alpha "

@@ -159,23 +159,24 @@ def test_allocation_kernel_raises_memory_error():
 
 def test_fit_updates_one_allocation_array(mixture, monkeypatch):
     """fit writes each minibatch's allocations into one array of its own, in place (#12: it was
-    copied every iteration); a fit that fails part way leaves the previous fit's as they were."""
+    copied every iteration); an iteration that fails half-way is undone, rows included."""
     X = mixture[0][:300]
-    dp = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(X)
-    previous, saved = dp._z, dp._z.copy()
+    previous = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(X)._z
     seen, move = [], DPMixture._move
 
     def move_then_fail(self, X, z, scale, params, t, z_all, rng):
-        seen.append(z_all)
+        seen.append((z_all, z_all.copy()))
         move(self, X, z, scale, params, t, z_all, rng)
         if t == 4:
             raise RuntimeError("interrupted")
 
     monkeypatch.setattr(DPMixture, "_move", move_then_fail)
+    dp = DPMixture(batch_size=100, max_iter=5, random_state=1)
     with pytest.raises(RuntimeError, match="interrupted"):
-        dp.set_params(random_state=1).fit(X)
-    assert len(seen) == 5 and all(z is seen[0] for z in seen) and seen[0] is not previous
-    assert dp._z is previous and np.array_equal(dp._z, saved)
+        dp.fit(X)
+    assert len(seen) == 5 and all(z is seen[0][0] for z, _ in seen) and seen[0][0] is not previous
+    assert dp.n_iter_ == 4 and dp.interrupted_
+    np.testing.assert_array_equal(dp._z, seen[3][1])        # as after iteration 3
 
 
 def test_history_records_iterations(mixture):

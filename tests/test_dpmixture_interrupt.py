@@ -1,0 +1,99 @@
+"""Interrupted DPMixture fits keep their iterations and resume bit for bit; checkpoints (#12)."""
+import pickle
+
+import joblib
+import numpy as np
+import pytest
+
+from simplexsg import DPMixture
+from simplexsg.datasets import make_multinomial_mixture
+
+FITTED = ("theta_", "sticks_", "alpha_", "n_iter_", "labels_", "weights_", "components_")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_multinomial_mixture(400, 20, 4, random_state=0)[0]
+
+
+def assert_same_fit(a, b):
+    for name in FITTED:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    strip = [{k: v for k, v in e.items() if k != "seconds"} for e in a.history_]
+    assert strip == [{k: v for k, v in e.items() if k != "seconds"} for e in b.history_]
+
+
+def stop_at_iteration(stop, exc=KeyboardInterrupt):
+    """A replacement of DPMixture._move that raises ``exc`` in iteration ``stop`` after the
+    move (the iteration's sticks, components and alpha already changed: it must be undone)."""
+    move = DPMixture._move
+
+    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
+        move(model, X, z, scale, params, t, z_all, rng)
+        if t == stop:
+            raise exc("injected")
+    return move_then_stop
+
+
+@pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
+def test_an_interrupted_fit_keeps_its_iterations_and_resumes_bit_for_bit(
+        data, monkeypatch, sampler, exc):
+    settings = dict(batch_size=60, max_iter=25, evaluate_every=5, random_state=3)
+    reference = DPMixture(sampler, **settings).fit(data)
+    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(13, exc))
+    model = DPMixture(sampler, **settings)
+    with pytest.raises(exc, match="injected"):
+        model.fit(data)
+    monkeypatch.undo()
+    assert model.interrupted_ and model.n_iter_ == 13
+    assert np.isfinite(model.score(data)) and model.predict(data).shape == (400,)
+    pickle.loads(pickle.dumps(model))
+    model.set_params(warm_start=True).fit(data)
+    assert not model.interrupted_
+    assert_same_fit(model, reference)
+
+
+def test_an_error_in_the_first_iteration_leaves_the_model_as_it_was(data, monkeypatch):
+    model = DPMixture(batch_size=60, max_iter=5, random_state=0).fit(data)
+    before = pickle.dumps(model)
+    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(0, RuntimeError))
+    with pytest.raises(RuntimeError):
+        model.set_params(random_state=1).fit(data)
+    model.set_params(random_state=0)
+    assert pickle.dumps(model) == before
+
+
+def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
+    path = tmp_path / "dp.joblib"
+    settings = dict(batch_size=60, max_iter=20, random_state=4)
+    reference = DPMixture(**settings).fit(data)
+    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(17))
+    model = DPMixture(checkpoint_every=5, checkpoint_path=path, **settings)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(data)
+    monkeypatch.undo()
+    loaded = joblib.load(path)                               # written after iteration 15
+    assert loaded.interrupted_ and loaded.n_iter_ == 15
+    assert [p.name for p in tmp_path.iterdir()] == ["dp.joblib"]
+    assert_same_fit(loaded.set_params(warm_start=True).fit(data), reference)
+
+
+def test_warm_start_resumes_or_continues_on_the_same_rows_only(data, monkeypatch):
+    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(3))
+    model = DPMixture(batch_size=60, max_iter=10, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(data)
+    monkeypatch.undo()
+    model.set_params(warm_start=True)
+    with pytest.raises(ValueError, match="base_concentration differ"):
+        model.set_params(base_concentration=0.3).fit(data)
+    model.set_params(base_concentration=0.5)
+    with pytest.raises(ValueError, match="X differ"):
+        model.fit(data[:200])
+    model.fit(data)
+    assert not model.interrupted_ and model.n_iter_ == 10
+    model.fit(data)                                          # finished: continue the chain
+    assert model.n_iter_ == 20
+    with pytest.raises(ValueError, match="continues the chain, which needs the same rows"):
+        model.fit(data[:200])

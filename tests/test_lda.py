@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.model_selection import GridSearchCV
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import Pipeline
 
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
@@ -39,24 +40,56 @@ def true_topic_perplexity(topics, alpha, X):
     return metrics.document_completion_perplexity(topics, alpha, observed, heldout, fold_in=gibbs)
 
 
+@pytest.fixture(scope="module")
+def known_assignment_yardstick(synthetic):
+    """What estimating the topics from these 48,000 training tokens costs even when every
+    token's topic is known: the smoothed counts (n_kw + beta) / (n_k + W beta) of multinomial
+    draws of n_k = sum_d N_d theta_dk tokens from each true topic (the expected number of
+    tokens of topic k in the training documents). Returns, averaged over 8 draws, the largest
+    matched TV of those estimates to the truth and their held-out perplexity relative to the
+    true topics' (same evaluator): (0.032, 1.0043) here."""
+    X, topics, doc_topic = make_lda_corpus(800, 300, 5, doc_length=80, doc_topic_prior=0.2,
+                                           topic_word_prior=0.05, random_state=0)
+    X_train, X_test = X[:600], X[600:]
+    n_k = np.round(np.asarray(X_train.sum(axis=1)).ravel() @ doc_topic[:600]).astype(int)
+    rng = np.random.default_rng(0)
+    truth = true_topic_perplexity(topics, 0.2, X_test)
+    tv, ratio = [], []
+    for _ in range(8):
+        counts = np.array([rng.multinomial(n, p) for n, p in zip(n_k, topics)])
+        estimate = (counts + 0.05) / (counts.sum(axis=1, keepdims=True) + 300 * 0.05)
+        tv.append(0.5 * np.abs(estimate - topics).sum(axis=1).max())
+        ratio.append(true_topic_perplexity(estimate, 0.2, X_test) / truth)
+    return float(np.mean(tv)), float(np.mean(ratio))
+
+
 @pytest.mark.parametrize("estimator", [
     SCIRLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, random_state=1),
     SCIRLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, random_state=1,
             local_topics="sample"),
-    # SGRLD's best step depends on the corpus: 0.01 here (0.1, its default, gives perplexity
-    # 7% above the truth), 0.1 on the bundled corpus. SCIR's defaults serve both.
+    # SGRLD's best step depends on the corpus: 0.01 here (0.1, its default, fails this test:
+    # perplexity 2.9-4.7% above the truth, TV 0.050-0.063, seeds 1-4), 0.1 on the bundled
+    # corpus. SCIR's defaults serve both.
     SGRLDLDA(5, doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, step_size=0.01, batch_size=50,
              random_state=1),
 ], ids=["scir", "scir-exact-local-step", "sgrld-tuned"])
-def test_recovers_known_topics(synthetic, estimator):
-    # Bounds: total variation per matched topic below 0.15 (random topics score ~0.9), and
-    # held-out perplexity within 3% of the perplexity under the true topics (same evaluator).
+def test_recovers_known_topics(synthetic, known_assignment_yardstick, estimator):
+    # Bounds against the yardstick of an estimate from the true assignments (fixture above):
+    # TV per matched topic below twice its largest TV (2 x 0.032 = 0.063; random topics score
+    # ~0.9, two merged true topics > 0.3), and held-out perplexity above the true topics' by
+    # less than 4 times its excess (4 x 0.43% = 1.7%). What the fits give, seeds 1-4: largest
+    # TV 0.039-0.045, excess 0.85-1.25%: the chain's posterior mean costs 1.2-1.4 times the
+    # TV and 2-3 times the perplexity excess of knowing the assignments (4, not 3: the
+    # exact-step fit's 1.20% would sit 0.08% under 3 x, within a fold-in change's reach).
+    # Fail: the untuned SGRLD (3.3% here), beta = 1 instead of 0.05 (TV 0.069, 2.2%), two
+    # passes instead of 15 (TV 0.43).
     X_train, X_test, topics = synthetic
+    yardstick_tv, yardstick_ratio = known_assignment_yardstick
     estimator.fit(X_train)
     tv = matched_total_variation(estimator.components_, topics)
-    assert tv.max() < 0.15, tv
+    assert tv.max() < 2 * yardstick_tv, (tv, yardstick_tv)
     ours, truth = estimator.perplexity(X_test), true_topic_perplexity(topics, 0.2, X_test)
-    assert ours < 1.03 * truth, (ours, truth)
+    assert ours / truth - 1 < 4 * (yardstick_ratio - 1), (ours / truth, yardstick_ratio)
 
 
 def test_scir_beats_sgrld_on_the_bundled_corpus():
@@ -241,35 +274,181 @@ def test_transform_checks_the_vocabulary_size(synthetic):
         lda.transform(synthetic[1][:, :299])
 
 
-def test_gensim_bow_list_and_stream_match_the_matrix(synthetic):
-    X_train = synthetic[0][:200]
-    bow = [list(zip(row.indices.tolist(), row.data.tolist())) for row in X_train]
+def bag_of_words(X):
+    return [list(zip(row.indices.tolist(), row.data.tolist())) for row in X]
 
-    class Stream:  # a re-iterable corpus without len(), like gensim's MmCorpus streamed
-        def __iter__(self):
-            return iter(bow)
 
-    params = dict(n_components=5, max_iter=1, batch_size=50, random_state=0)
+def test_gensim_bow_list_fits_exactly_like_the_matrix(synthetic):
+    X_train, X_test, _ = synthetic
+    X_train = X_train[:200]
+    bow = bag_of_words(X_train)
+    params = dict(n_components=5, max_iter=2, batch_size=50, random_state=0)
+    matrix = SCIRLDA(**params).fit(X_train)
     from_list = SCIRLDA(**params).fit(bow, id2word={i: f"w{i}" for i in range(300)})
     assert list(from_list.vocabulary_[:2]) == ["w0", "w1"]
-    streamed = SCIRLDA(**params, total_samples=200).fit(Stream(), id2word=dict.fromkeys(range(300)))
-    assert streamed.components_.shape == (5, 300)
-    np.testing.assert_allclose(streamed.components_.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(from_list.components_, matrix.components_)
+    np.testing.assert_array_equal(from_list.transform(bag_of_words(X_test)),
+                                  matrix.transform(X_test))
     with pytest.raises(TypeError, match="one-shot"):
         SCIRLDA(**params).fit(iter(bow), id2word=dict.fromkeys(range(300)))
 
 
-def test_pipeline_and_grid_search():
+class Stream:
+    """A re-iterable corpus without len(), like gensim's MmCorpus streamed."""
+
+    def __init__(self, documents):
+        self.documents = documents
+
+    def __iter__(self):
+        return iter(self.documents)
+
+
+@pytest.mark.parametrize("learn_alpha", [False, True], ids=["alpha-fixed", "alpha-learned"])
+def test_a_stream_in_file_order_fits_like_partial_fit_and_a_corpus_sized_buffer_like_the_matrix(
+        synthetic, learn_alpha):
+    # A stream is read in blocks of batch_size documents into a shuffle buffer
+    # (``BowStream.minibatches``). shuffle_buffer=0: the minibatches are the blocks, in file
+    # order, the same every pass, so the fit equals partial_fit over those blocks (which
+    # numbers documents by running position, as the file order does). A buffer that never
+    # fills before the pass ends (D < shuffle_buffer + batch_size; the default, 4 minibatches
+    # = 200 here, with D = 200): the whole corpus is permuted by the pass's stream, as fit on
+    # the matrix does, so the fit equals the matrix's. ``burn_in`` is given: without it fit
+    # averages the second half of the steps of a corpus of known size, but uses the doubling
+    # rule (``simplexsg.averaging``) for a stream without len() and for partial_fit.
+    X_train = synthetic[0][:200]
+    stream, vocabulary = Stream(bag_of_words(X_train)), dict.fromkeys(range(300))
+    params = dict(n_components=5, burn_in=4, learn_doc_topic_prior=learn_alpha, random_state=0)
+    fit_params = dict(params, max_iter=3, batch_size=50)
+
+    file_order = SCIRLDA(**fit_params, shuffle_buffer=0, total_samples=200).fit(
+        stream, id2word=vocabulary)
+    online = SCIRLDA(**params, total_samples=200)
+    for _ in range(3):
+        for start in range(0, 200, 50):
+            online.partial_fit(X_train[start:start + 50])
+    assert file_order.n_batch_iter_ == online.n_batch_iter_ == 12
+    np.testing.assert_array_equal(file_order.components_, online.components_)
+
+    buffered = SCIRLDA(**fit_params, total_samples=200).fit(stream, id2word=vocabulary)
+    matrix = SCIRLDA(**fit_params).fit(X_train)
+    np.testing.assert_array_equal(buffered.components_, matrix.components_)
+    assert not np.array_equal(buffered.components_, file_order.components_)
+    if learn_alpha:
+        np.testing.assert_array_equal(file_order.doc_topic_prior_samples_,
+                                      online.doc_topic_prior_samples_)
+        np.testing.assert_array_equal(buffered.doc_topic_prior_samples_,
+                                      matrix.doc_topic_prior_samples_)
+
+
+@pytest.mark.parametrize("batch_size", [600, 50, 64], ids=["full-batch", "50", "64-ragged"])
+def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypatch, batch_size):
+    # fit's minibatches: each pass, a permutation of the documents seeded by random_state and
+    # the pass number, cut into batch_size chunks (the last one smaller: 600 = 9 x 64 + 24),
+    # each chunk's rows sorted. Read here from fit itself (``LDA._minibatches``, private).
+    # partial_fit on the same chunks, with the same random_state, total_samples = the corpus
+    # size (the counts' scaling D / batch) and burn_in = fit's (fit's default averages the
+    # second half of its steps; partial_fit's default is the doubling rule) is the same chain.
+    X_train, X_test, _ = synthetic
+    batches = []
+    minibatches = LDA._minibatches
+
+    def recorded(self, corpus, size, epoch):
+        for indices, batch in minibatches(self, corpus, size, epoch):
+            batches.append(indices)
+            yield indices, batch
+
+    monkeypatch.setattr(LDA, "_minibatches", recorded)
+    fitted = SCIRLDA(5, batch_size=batch_size, max_iter=3, random_state=7).fit(X_train)
+    monkeypatch.undo()
+    steps_per_pass = -(-600 // batch_size)
+    assert len(batches) == fitted.n_batch_iter_ == 3 * steps_per_pass
+    for epoch in range(3):
+        chunks = batches[epoch * steps_per_pass:(epoch + 1) * steps_per_pass]
+        np.testing.assert_array_equal(np.sort(np.concatenate(chunks)), np.arange(600))
+        assert all(np.all(np.diff(chunk) > 0) for chunk in chunks)
+    assert (batch_size == 600) == all(np.array_equal(c, np.arange(600)) for c in batches)
+
+    online = SCIRLDA(5, total_samples=600, burn_in=fitted.burn_in_, random_state=7)
+    for indices in batches:
+        online.partial_fit(X_train[indices])
+    assert (online.n_batch_iter_, online.n_documents_seen_) == (fitted.n_batch_iter_,
+                                                                 fitted.n_documents_seen_)
+    np.testing.assert_array_equal(online.components_, fitted.components_)
+    np.testing.assert_array_equal(online.transform(X_test), fitted.transform(X_test))
+
+
+@pytest.mark.parametrize("batch_size", [
+    200,
+    pytest.param(50, marks=pytest.mark.xfail(strict=True, reason=(
+        "partial_fit numbers a minibatch's documents by their running position modulo "
+        "total_samples, fit by their row (a stream by its file position): the alpha "
+        "sampler's stored counts (one entry per document) then hold other documents' counts "
+        "from the second pass on, unless every pass presents the documents in the same order "
+        "(a stream with shuffle_buffer=0); partial_fit takes no document ids"))),
+])
+def test_partial_fit_over_the_minibatches_of_fit_equals_fit_learning_alpha(
+        synthetic, monkeypatch, batch_size):
+    X_train = synthetic[0][:200]
+    batches = []
+    minibatches = LDA._minibatches
+
+    def recorded(self, corpus, size, epoch):
+        for indices, batch in minibatches(self, corpus, size, epoch):
+            batches.append(indices)
+            yield indices, batch
+
+    monkeypatch.setattr(LDA, "_minibatches", recorded)
+    params = dict(learn_doc_topic_prior=True, random_state=7)
+    fitted = SCIRLDA(5, batch_size=batch_size, max_iter=3, **params).fit(X_train)
+    monkeypatch.undo()
+    online = SCIRLDA(5, total_samples=200, burn_in=fitted.burn_in_, **params)
+    for indices in batches:
+        online.partial_fit(X_train[indices])
+    np.testing.assert_array_equal(online.doc_topic_prior_samples_,
+                                  fitted.doc_topic_prior_samples_)
+    np.testing.assert_array_equal(online.components_, fitted.components_)
+
+
+def test_pipeline_equals_its_steps_by_hand():
     docs = ["apple banana apple fruit", "banana fruit salad", "car engine wheel",
             "engine oil car", "fruit apple pie", "wheel car road"] * 5
     pipe = Pipeline([("counts", CountVectorizer()),
                      ("lda", SCIRLDA(2, max_iter=3, batch_size=10, random_state=0))])
     doc_topic = pipe.fit_transform(docs)
     assert doc_topic.shape == (30, 2)
-    search = GridSearchCV(SCIRLDA(2, max_iter=2, batch_size=10, random_state=0),
-                          {"doc_topic_prior": [0.1, 1.0]}, cv=2)
-    search.fit(CountVectorizer().fit_transform(docs))
-    assert search.best_params_["doc_topic_prior"] in (0.1, 1.0)
+    counts = CountVectorizer().fit_transform(docs)
+    by_hand = SCIRLDA(2, max_iter=3, batch_size=10, random_state=0).fit(counts)
+    np.testing.assert_array_equal(doc_topic, by_hand.transform(counts))
+    np.testing.assert_array_equal(pipe.named_steps["lda"].components_, by_hand.components_)
+
+
+def test_grid_search_scores_are_held_out_scores_and_find_too_few_topics():
+    # A corpus of 3 topics; the grid n_components in (2, 3). Every score of the search is the
+    # estimator's score (document-completion log-likelihood per token) on the held-out fold of
+    # a fit by hand on the other folds, so best_params_ is the arg max of those fits, and
+    # best_estimator_ the fit by hand on all the data. Too few topics (2 merge two true ones)
+    # must score lower: 0.33 nats per token here (folds 0.32, 0.32, 0.34); over 6 corpus x 3
+    # chain seeds 0.22 .. 0.42 a fold, except 2 folds of 54 whose 3-topic chain kept two true
+    # topics merged (0.05, -0.01). Bound 0.1 on the mean over the 3 folds: kept even with one
+    # such fold (~0.2), failed by a score blind to the model. More topics than the truth are
+    # not in the grid: 3, 4 and 6 topics score within 0.01 of each other (an idle topic costs
+    # little), so which of them wins is noise.
+    X, _, _ = make_lda_corpus(150, 100, 3, doc_length=50, doc_topic_prior=0.1,
+                              topic_word_prior=0.05, random_state=1)
+    estimator = SCIRLDA(3, max_iter=20, random_state=0)
+    folds = KFold(3)
+    search = GridSearchCV(estimator, {"n_components": [2, 3]}, cv=folds).fit(X)
+    by_hand = np.array([[clone(estimator).set_params(n_components=k).fit(X[train]).score(X[test])
+                         for train, test in folds.split(X)] for k in (2, 3)])
+    for i in range(2):
+        for fold in range(3):
+            assert search.cv_results_[f"split{fold}_test_score"][i] == by_hand[i, fold]
+    assert search.best_params_ == {"n_components": 3}
+    assert search.best_score_ == search.cv_results_["mean_test_score"][1]
+    np.testing.assert_allclose(search.best_score_, by_hand[1].mean(), rtol=1e-15)
+    assert by_hand[1].mean() - by_hand[0].mean() > 0.1, by_hand
+    refit = clone(estimator).fit(X)
+    np.testing.assert_array_equal(search.best_estimator_.components_, refit.components_)
 
 
 def test_evaluation_history(synthetic):

@@ -85,8 +85,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
         trains on; for a first ``partial_fit``, 10^6 with a warning (scikit-learn's default).
     local_topics : {"mean", "sample"}, default "mean"
-        Topics the local Gibbs step conditions on. "sample": the current sample, the exact
-        SG-MCMC scheme of the paper. "mean": the normalised conditional mean of the last step,
+        Topics the local Gibbs step conditions on. "sample": the current sample, the paper's
+        SG-MCMC scheme; at full batch it is an exact Gibbs sampler of (topics, assignments)
+        only when one sweep's counts are handed on (``gibbs_burn_in = n_gibbs - 1``;
+        tests/test_lda_exact.py): averaging several sweeps' counts, as the default sweeps do,
+        biases it measurably. "mean": the normalised conditional mean of the last step,
         ``E[theta_t | theta_{t-1}, counts]`` (SCIR: ``theta e^-h + (beta + counts)(1 - e^-h)``).
         At small ``topic_word_prior`` the exact samples put most words near 1e-40 in most
         topics, so the local step can never move a word to a new topic and the chain sticks; the
@@ -517,7 +520,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         or earlier calls, the one already used; on a first call, ``total_samples``, or
         scikit-learn's default of 10^6 documents with a warning. A first call with a
         bag-of-words minibatch needs ``id2word`` (it fixes the vocabulary size). A failed call
-        (bad input or parameters) leaves the model as it was.
+        (bad input or parameters) leaves the model as it was. With
+        ``learn_doc_topic_prior``, documents are numbered by their running position modulo
+        D (the alpha sampler keeps each one's latest counts), so every pass must present the
+        documents in the same order.
 
         Parameters
         ----------

@@ -3,6 +3,7 @@ import functools
 import hashlib
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import joblib
@@ -54,3 +55,15 @@ def array_digest(*arrays):
         h.update(repr((array.shape, array.dtype.str)).encode())
         h.update(array.tobytes())
     return h.hexdigest()
+
+
+def first_partial_fit_total(total_samples, unit):
+    """The data-set size a first ``partial_fit`` scales its counts to: ``total_samples``, or
+    scikit-learn's default ``DEFAULT_TOTAL_SAMPLES`` with a UserWarning (``unit``: "documents"
+    or "rows")."""
+    if total_samples is not None:
+        return total_samples
+    warnings.warn(f"partial_fit without total_samples: the minibatch counts are scaled to "
+                  f"{DEFAULT_TOTAL_SAMPLES} {unit} (scikit-learn's default); pass total_samples",
+                  UserWarning, stacklevel=3)
+    return DEFAULT_TOTAL_SAMPLES

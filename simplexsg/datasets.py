@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ._random import check_generator
-from .readers import LDACCorpus, UCIBowCorpus
+from .readers import LDACCorpus, UCIBowCorpus, check_uci_triples
 
 __all__ = ["LDACCorpus", "UCIBowCorpus", "load_msweb", "load_uci_bow", "load_wiki_sample",
            "make_lda_corpus", "make_multinomial_mixture", "save_uci_bow"]
@@ -150,13 +150,7 @@ def load_uci_bow(docword_path, vocab_path=None):
                          f"found {triples.shape[1]} fields")
     if triples.shape[0] != nnz:
         raise ValueError(f"{docword_path}: header says NNZ = {nnz}, found {triples.shape[0]} lines")
-    for col, name, upper in ((0, "docID", n_docs), (1, "wordID", n_words), (2, "count", None)):
-        bad = (triples[:, col] < 1) | ((triples[:, col] > upper) if upper else False)
-        if bad.any():
-            i = int(np.argmax(bad))
-            limit = f"[1, {upper}]" if upper else ">= 1"
-            raise ValueError(f"{docword_path}, line {i + 4}: {name} {triples[i, col]} "
-                             f"is not {limit}")
+    check_uci_triples(triples, n_docs, n_words, docword_path, np.arange(4, 4 + len(triples)))
     X = sp.csr_matrix((triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)),
                       shape=(n_docs, n_words), dtype=np.int64)
     X.sum_duplicates()

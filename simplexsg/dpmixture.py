@@ -33,7 +33,6 @@ with stale allocations; emptied components are redrawn from the base measure, no
 drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
 """
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,7 +40,7 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import DEFAULT_TOTAL_SAMPLES, array_digest, atomic_dump, restore_on_error
+from ._estimator import array_digest, atomic_dump, first_partial_fit_total, restore_on_error
 from ._ext._dp import slice_allocate
 from ._optional import tqdm
 from ._random import seed_sequence, substream
@@ -317,12 +316,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
         first = not hasattr(self, "theta_")
         X = self._read(X, reset=first)
         if first:
-            total = params["total_samples"]
-            if total is None:
-                warnings.warn(f"partial_fit without total_samples: the minibatch counts are "
-                              f"scaled to a data set of {DEFAULT_TOTAL_SAMPLES} rows "
-                              "(scikit-learn's default); pass total_samples=N", UserWarning)
-                total = DEFAULT_TOTAL_SAMPLES
+            total = first_partial_fit_total(params["total_samples"], "rows")
             self._init_state(params, seed_sequence(self.random_state))
             self.total_samples_ = total
         t, rng = self.n_iter_, self._step_rng(self.n_iter_)

@@ -36,6 +36,18 @@ def _read_vocabulary(vocab_path, n_words=None, corpus_path=None):
     return dict(enumerate(words))
 
 
+def check_uci_triples(triples, n_docs, n_words, path, line_numbers):
+    """ValueError naming the file and line of the first (docID, wordID, count) row of
+    ``triples`` (n, 3) outside [1, D], [1, W] or >= 1; ``line_numbers`` (n,) of the rows."""
+    for col, name, upper in ((0, "docID", n_docs), (1, "wordID", n_words), (2, "count", None)):
+        bad = (triples[:, col] < 1) | ((triples[:, col] > upper) if upper else False)
+        if bad.any():
+            i = int(np.argmax(bad))
+            limit = f"[1, {upper}]" if upper else ">= 1"
+            raise ValueError(f"{path}, line {line_numbers[i]}: {name} {triples[i, col]} "
+                             f"is not {limit}")
+
+
 def _documents(blocks):
     """Documents as lists of (word_id, count) pairs from CSR blocks."""
     for block in blocks:
@@ -112,14 +124,7 @@ class UCIBowCorpus:
                     raise ValueError(f"{self.path}, line {n}: expected 'docID wordID count' "
                                      f"(three integers), got {text.strip()!r}")
             block = np.array([text.split() for text in texts], dtype=np.int64).reshape(-1, 3)
-        for col, name, upper in ((0, "docID", self.n_documents), (1, "wordID", self.n_features),
-                                 (2, "count", None)):
-            bad = (block[:, col] < 1) | ((block[:, col] > upper) if upper else False)
-            if bad.any():
-                i = int(np.argmax(bad))
-                limit = f"[1, {upper}]" if upper else ">= 1"
-                raise ValueError(f"{self.path}, line {numbers[i]}: {name} {block[i, col]} "
-                                 f"is not {limit}")
+        check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
         return numbers, block
 
     def iter_csr(self, batch_size):

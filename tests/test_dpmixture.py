@@ -200,7 +200,7 @@ def test_partial_fit_streams_minibatches(mixture):
     assert adjusted_rand_score(labels, dp.predict(X)) >= 0.9
     # without total_samples: scikit-learn's default N = 10^6, said in a warning; after fit,
     # fit's N
-    with pytest.warns(UserWarning, match="scaled to a data set of 1000000 rows"):
+    with pytest.warns(UserWarning, match="scaled to 1000000 rows"):
         assert DPMixture(random_state=0).partial_fit(X[:50]).total_samples_ == 1_000_000
     fitted = DPMixture(batch_size=100, max_iter=2, random_state=0).fit(X[:300])
     assert fitted.partial_fit(X[:50]).total_samples_ == 300

@@ -340,6 +340,22 @@ def test_a_stream_in_file_order_fits_like_partial_fit_and_a_corpus_sized_buffer_
                                       matrix.doc_topic_prior_samples_)
 
 
+def fit_recording_minibatches(monkeypatch, model, X):
+    """``model.fit(X)``, and the document indices of each minibatch it drew (read from the
+    private ``LDA._minibatches``)."""
+    batches, minibatches = [], LDA._minibatches
+
+    def recorded(self, corpus, size, epoch):
+        for indices, batch in minibatches(self, corpus, size, epoch):
+            batches.append(indices)
+            yield indices, batch
+
+    monkeypatch.setattr(LDA, "_minibatches", recorded)
+    fitted = model.fit(X)
+    monkeypatch.undo()
+    return fitted, batches
+
+
 @pytest.mark.parametrize("batch_size", [600, 50, 64], ids=["full-batch", "50", "64-ragged"])
 def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypatch, batch_size):
     # fit's minibatches: each pass, a permutation of the documents seeded by random_state and
@@ -349,17 +365,8 @@ def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypat
     # size (the counts' scaling D / batch) and burn_in = fit's (fit's default averages the
     # second half of its steps; partial_fit's default is the doubling rule) is the same chain.
     X_train, X_test, _ = synthetic
-    batches = []
-    minibatches = LDA._minibatches
-
-    def recorded(self, corpus, size, epoch):
-        for indices, batch in minibatches(self, corpus, size, epoch):
-            batches.append(indices)
-            yield indices, batch
-
-    monkeypatch.setattr(LDA, "_minibatches", recorded)
-    fitted = SCIRLDA(5, batch_size=batch_size, max_iter=3, random_state=7).fit(X_train)
-    monkeypatch.undo()
+    fitted, batches = fit_recording_minibatches(
+        monkeypatch, SCIRLDA(5, batch_size=batch_size, max_iter=3, random_state=7), X_train)
     steps_per_pass = -(-600 // batch_size)
     assert len(batches) == fitted.n_batch_iter_ == 3 * steps_per_pass
     for epoch in range(3):
@@ -389,18 +396,9 @@ def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypat
 def test_partial_fit_over_the_minibatches_of_fit_equals_fit_learning_alpha(
         synthetic, monkeypatch, batch_size):
     X_train = synthetic[0][:200]
-    batches = []
-    minibatches = LDA._minibatches
-
-    def recorded(self, corpus, size, epoch):
-        for indices, batch in minibatches(self, corpus, size, epoch):
-            batches.append(indices)
-            yield indices, batch
-
-    monkeypatch.setattr(LDA, "_minibatches", recorded)
     params = dict(learn_doc_topic_prior=True, random_state=7)
-    fitted = SCIRLDA(5, batch_size=batch_size, max_iter=3, **params).fit(X_train)
-    monkeypatch.undo()
+    fitted, batches = fit_recording_minibatches(
+        monkeypatch, SCIRLDA(5, batch_size=batch_size, max_iter=3, **params), X_train)
     online = SCIRLDA(5, total_samples=200, burn_in=fitted.burn_in_, **params)
     for indices in batches:
         online.partial_fit(X_train[indices])

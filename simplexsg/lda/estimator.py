@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import metrics
-from .._estimator import DEFAULT_TOTAL_SAMPLES, atomic_dump, restore_on_error
+from .._estimator import atomic_dump, first_partial_fit_total, restore_on_error
 from .._optional import tqdm
 from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
@@ -545,12 +545,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if isinstance(corpus, BowStream):
             raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
         if first:
-            total = params["total_samples"]
-            if total is None:
-                warnings.warn(f"partial_fit without total_samples: the minibatch counts are "
-                              f"scaled to a corpus of {DEFAULT_TOTAL_SAMPLES} documents "
-                              "(scikit-learn's default); pass total_samples=D", UserWarning)
-                total = DEFAULT_TOTAL_SAMPLES
+            total = first_partial_fit_total(params["total_samples"], "documents")
             self._init_state(params, corpus_features=self.n_features_in_,
                              seed=seed_sequence(self.random_state), n_documents=total)
             self.burn_in_ = params["burn_in"]      # None: TailAverage's doubling rule

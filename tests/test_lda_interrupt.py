@@ -87,7 +87,7 @@ def test_a_signal_timer_interrupts_fit_and_the_resumed_fit_equals_the_uninterrup
 
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.5 * seconds)
+        signal.setitimer(signal.ITIMER_REAL, 0.3 * seconds)
         with pytest.raises(KeyboardInterrupt):
             model.fit(corpus)
     finally:

@@ -28,7 +28,9 @@ def main():
         train = load_msweb(args.data, "train")
         test = load_msweb(args.data, "test")
     except FileNotFoundError as exc:
-        raise SystemExit(f"{exc}\n(msweb is not bundled: see ../shared/data/README.md)")
+        raise SystemExit(f"{exc}\n(msweb is not bundled: pass --data or set SIMPLEXSG_DATA to "
+                         "a folder holding msweb/anonymous-msweb.data and .test, the UCI "
+                         "'Anonymous Microsoft Web Data')")
     print(f"{train.X.shape[0]} users, {train.X.shape[1]} pages, {int(train.X.sum())} visits")
     dp = DPMixture(args.sampler, max_iter=args.iterations, random_state=args.seed, verbose=1)
     start = time.perf_counter()

@@ -220,6 +220,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
         iterations. Bad input raises before the model changes. An exception during the
         iterations (Ctrl-C included) keeps the state after the last completed one
         (``interrupted_``), or, before any, the model as it was.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_rows, n_features)
+            Non-negative integer counts, one row per observation.
+        y : ignored
+        X_heldout : counts (n_heldout, n_features), optional
+
+        Returns
+        -------
+        self
         """
         saved = dict(self.__dict__)
         X, heldout, params = self._start_fit(X, X_heldout)
@@ -311,6 +322,16 @@ class DPMixture(ClusterMixin, BaseEstimator):
         ``_LEFTOVER_TOLERANCE`` (1e-6). No allocations are kept between calls, so
         ``n_components_`` and ``labels_`` refer to this minibatch, and components it leaves empty
         are dropped only past the last one it uses. A failed call leaves the model as it was.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_rows, n_features)
+            Non-negative integer counts, one row per observation.
+        y : ignored
+
+        Returns
+        -------
+        self
         """
         params = self._check_params()
         first = not hasattr(self, "theta_")
@@ -481,7 +502,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
         """Log predictive density of each row (n_rows,) under the current state, with the
         multinomial coefficient: ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]``
         over the represented sticks j, the leftover mass ``w_rest`` scored by the base measure's
-        Dirichlet-multinomial (the mixture of the unrepresented components)."""
+        Dirichlet-multinomial (the mixture of the unrepresented components).
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_rows, n_features)
+            Non-negative integer counts, one row per observation.
+
+        Returns
+        -------
+        ndarray (n_rows,)
+        """
         X = self._read(X, reset=False)
         log_w, log_rest = self._log_weights(self.sticks_)
         log_joint = np.asarray(X @ np.log(to_simplex(self.theta_)).T) + log_w
@@ -494,19 +525,49 @@ class DPMixture(ClusterMixin, BaseEstimator):
 
     def score(self, X, y=None):
         """Mean log predictive density per row (``score_samples``, with the multinomial
-        coefficient) under the current state; higher is better."""
+        coefficient) under the current state; higher is better.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_rows, n_features)
+            Non-negative integer counts, one row per observation.
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
         return float(np.mean(self.score_samples(X)))
 
     def predict_proba(self, X):
-        """(n_rows, n_components_) probabilities of the occupied components,
-        ``∝ weights_ * Mult(x | components_)``."""
+        """Probabilities of the occupied components, ``∝ weights_ * Mult(x | components_)``.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_rows, n_features)
+            Non-negative integer counts, one row per observation.
+
+        Returns
+        -------
+        ndarray (n_rows, n_components_), rows summing to 1
+        """
         check_is_fitted(self, "components_")
         X = self._read(X, reset=False)
         log_joint = np.asarray(X @ np.log(self.components_).T) + np.log(self.weights_)
         return np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
 
     def predict(self, X):
-        """The most probable occupied component of each row (indices into ``components_``)."""
+        """The most probable occupied component of each row.
+
+        Parameters
+        ----------
+        X : scipy.sparse or array-like (n_rows, n_features)
+            Non-negative integer counts, one row per observation.
+
+        Returns
+        -------
+        ndarray (n_rows,) of int, indices into ``components_``
+        """
         return np.argmax(self.predict_proba(X), axis=1)
 
     def fit_predict(self, X, y=None, **kwargs):

@@ -245,6 +245,17 @@ class _BayesianLinearModel(BaseEstimator):
         (FloatingPointError). Any other exception while sampling (Ctrl-C included) keeps the
         samples of the completed steps (``interrupted_`` True); with ``warm_start=True`` the
         next ``fit`` on the same data resumes the run, bit for bit.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+            Finite features (|X| up to 1e100).
+        y : array-like (n_samples,)
+            Targets: two classes (logistic) or finite numbers (linear).
+
+        Returns
+        -------
+        self
         """
         start = time.perf_counter()
         saved = dict(self.__dict__)
@@ -395,14 +406,34 @@ class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
         return 0.25 if eta is None else expit(eta) * expit(-eta)
 
     def predict_proba(self, X):
-        """Posterior predictive probabilities (n_samples, 2) of ``classes_``: the mean over
-        the kept samples theta_k of sigmoid(x . theta_k)."""
+        """Posterior predictive probabilities of ``classes_``: the mean over the kept samples
+        theta_k of sigmoid(x . theta_k).
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+            Finite features (|X| up to 1e100).
+
+        Returns
+        -------
+        ndarray (n_samples, 2), rows summing to 1
+        """
         X = self._validated(X)
         p = np.concatenate([expit(eta).mean(axis=1) for eta in self._linear_predictor_samples(X)])
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        """The more probable class under ``predict_proba`` (ties to classes_[0])."""
+        """The more probable class under ``predict_proba`` (ties to classes_[0]).
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+            Finite features (|X| up to 1e100).
+
+        Returns
+        -------
+        ndarray (n_samples,) of ``classes_`` labels
+        """
         positive = self.predict_proba(X)[:, 1] > 0.5
         return self.classes_[positive.astype(int)]
 
@@ -462,8 +493,19 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
         return 1.0 / self.noise_variance_
 
     def predict(self, X, return_std=False):
-        """Posterior-mean prediction (n_samples,); with ``return_std``, also the posterior
-        predictive standard deviation sqrt(Var_k(x . theta_k) + noise_variance_)."""
+        """Posterior-mean prediction; with ``return_std``, also the posterior predictive
+        standard deviation sqrt(Var_k(x . theta_k) + noise_variance_).
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+            Finite features (|X| up to 1e100).
+        return_std : bool, default False
+
+        Returns
+        -------
+        ndarray (n_samples,), and with ``return_std`` a second ndarray (n_samples,)
+        """
         X = self._validated(X)
         mean = X @ self.coef_ + self.intercept_
         if not return_std:

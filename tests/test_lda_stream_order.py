@@ -81,3 +81,16 @@ def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):
             assert (batch != X[i]).nnz == 0
         if buffer:
             assert not np.array_equal(ids, np.arange(X.shape[0]))
+
+
+def test_a_streamed_corpus_default_minibatch_is_bounded():
+    """Streaming holds at most SHUFFLE_BATCHES + 2 minibatches, so the default minibatch of a
+    stream stops growing at STREAM_MAX_BATCH documents; in memory it stays D / 3."""
+    from simplexsg.lda.defaults import STREAM_MAX_BATCH
+
+    X = sp.csr_matrix((np.ones(60_000, dtype=np.int64),
+                       (np.arange(60_000), np.arange(60_000) % 5)), shape=(60_000, 5))
+    streamed = SCIRLDA(2, max_iter=1, random_state=0).fit(
+        Stream(X), id2word=dict.fromkeys(range(5)))
+    assert streamed.batch_size_ == STREAM_MAX_BATCH == 10_000
+    assert SCIRLDA(2, max_iter=1, random_state=0).fit(X).batch_size_ == 20_000

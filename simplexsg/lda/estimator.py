@@ -62,7 +62,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     batch_size : int, default None
         Documents per minibatch in ``fit`` (the last minibatch of a pass may be smaller).
         None: ``max(50, ceil(D / 3))``: three steps per pass (``default_batch_size``; the
-        reasoning is at ``DEFAULT_PASSES`` in this module).
+        reasoning is at ``DEFAULT_PASSES`` in ``simplexsg.lda.defaults``), at most 10,000
+        (``STREAM_MAX_BATCH``) for a streamed corpus, so that streaming memory is bounded.
     step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex`` docstring).
@@ -147,8 +148,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         holds ``shuffle_buffer + batch_size``, draws a minibatch from it uniformly (the rest
         leave in random order at the end of the pass). None: ``SHUFFLE_BATCHES`` (4)
         minibatches; 0: file order. Memory: up to ``shuffle_buffer + 2 batch_size``
-        documents, so set ``batch_size`` (its default is a third of the corpus) to stream in
-        bounded memory.
+        documents (60,000 with the defaults, whatever the corpus size).
     warm_start : bool, default False
         scikit-learn's convention. When the last ``fit`` was interrupted (``interrupted_``:
         Ctrl-C, an error, or a model loaded from a checkpoint), ``fit`` on the same data and
@@ -378,7 +378,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         D = params["total_samples"] or n_docs
         if isinstance(corpus, BowStream) and D is None:
             raise ValueError("a streamed corpus without len() needs total_samples")
-        batch_size = params["batch_size"] or default_batch_size(D)
+        batch_size = params["batch_size"] or default_batch_size(
+            D, streamed=isinstance(corpus, BowStream))
         steps_per_pass = -(-(n_docs or D) // batch_size)
         open_ended = params["tol"] is not None or params["max_time"] is not None
         passes = params["max_iter"] or (MAX_PASSES if open_ended

@@ -39,7 +39,8 @@ def sorted_corpus():
 
 
 def perplexities(fit):
-    return np.array([fit(SCIRLDA(4, batch_size=50, max_iter=10, random_state=seed)) for seed in SEEDS])
+    return np.array([fit(SCIRLDA(4, batch_size=50, max_iter=10, random_state=seed))
+                     for seed in SEEDS])
 
 
 def test_shuffle_buffer_removes_the_bias_of_a_sorted_file(sorted_corpus):

@@ -43,7 +43,8 @@ def uci_files(counts, tmp_path_factory):
     folder = tmp_path_factory.mktemp("uci")
     vocabulary = [f"w{i}" for i in range(N_WORDS)]
     save_uci_bow(counts, folder / "docword.txt", vocabulary, folder / "vocab.txt")
-    with open(folder / "docword.txt", "rb") as src, gzip.open(folder / "docword.txt.gz", "wb") as dst:
+    with open(folder / "docword.txt", "rb") as src, \
+            gzip.open(folder / "docword.txt.gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
     return folder
 

@@ -321,7 +321,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         ``∝ w_j Mult(x | phi_j)`` over the sticks, extended until the leftover mass is below
         ``_LEFTOVER_TOLERANCE`` (1e-6). No allocations are kept between calls, so
         ``n_components_`` and ``labels_`` refer to this minibatch, and components it leaves empty
-        are dropped only past the last one it uses. A failed call leaves the model as it was.
+        are dropped only past the last one it uses. A minibatch larger than the data set (its N,
+        ``total_samples_``: fit's or the first call's) raises ValueError. A failed call leaves
+        the model as it was.
 
         Parameters
         ----------
@@ -336,8 +338,13 @@ class DPMixture(ClusterMixin, BaseEstimator):
         params = self._check_params()
         first = not hasattr(self, "theta_")
         X = self._read(X, reset=first)
+        total = first_partial_fit_total(params["total_samples"], "rows") if first \
+            else self.total_samples_
+        if total < X.shape[0]:
+            name = "total_samples" if first else "total_samples_ (the model's data-set size)"
+            raise ValueError(f"{name} ({total}) is below the batch size ({X.shape[0]} rows): "
+                             "the minibatch counts would be scaled by N / batch < 1")
         if first:
-            total = first_partial_fit_total(params["total_samples"], "rows")
             self._init_state(params, seed_sequence(self.random_state))
             self.total_samples_ = total
         t, rng = self.n_iter_, self._step_rng(self.n_iter_)

@@ -22,12 +22,12 @@ import time
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._estimator import array_digest, atomic_dump, restore_on_error
 from ._random import seed_sequence
-from ._validation import check_checkpoint, check_int, check_positive_scalar
+from ._validation import check_checkpoint, check_finite, check_int, check_positive_scalar
 from .langevin import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
                        LogisticRegressionModel, MinibatchGradient, find_centre, sample)
 from .postprocess import zv_estimate
@@ -65,8 +65,19 @@ def _resolve_batch_size(batch_size, n_data):
 _RESUMABLE_PARAMS = {"verbose", "warm_start", "checkpoint_every", "checkpoint_path",
                      "random_state"}
 
-#: Largest |X| entry ``fit`` takes: squares and products of entries must stay finite.
+#: Largest |X| entry ``fit`` and the predictions take: squares and products of entries must
+#: stay finite.
 _MAX_ABS_X = 1e100
+
+
+def _check_magnitude(X):
+    """X (validated, float64) if its entries are at most _MAX_ABS_X in absolute value."""
+    largest = float(np.max(np.abs(X), initial=0.0))
+    if largest > _MAX_ABS_X:
+        raise ValueError(f"X has entries up to {largest:.3g}: above {_MAX_ABS_X:g} the "
+                         "log-posterior's gradients and curvature, and the predictions, "
+                         "overflow float64; rescale X (e.g. StandardScaler)")
+    return X
 
 
 def _largest_hessian_eigenvalue(prior_precision, design, weights):
@@ -140,7 +151,7 @@ _PARAMETERS = """\
         ``checkpoint_path`` (``joblib``, atomically); ``joblib.load`` it and
         ``.set_params(warm_start=True).fit(X, y)`` to resume.
     checkpoint_path : str or path-like, default None
-    random_state : None, int, numpy SeedSequence or Generator
+    random_state : None, int, or numpy SeedSequence, Generator or RandomState
         Same value and data, same samples, bit for bit.
     verbose : int, default 0
         > 0: a progress bar (needs tqdm).
@@ -285,11 +296,7 @@ class _BayesianLinearModel(BaseEstimator):
         resume = params["warm_start"] and getattr(self, "interrupted_", False)
         extend = params["warm_start"] and hasattr(self, "_last_state") and not resume
         X, y = self._validate_training_data(X, y)
-        largest = float(np.max(np.abs(X), initial=0.0))
-        if largest > _MAX_ABS_X:
-            raise ValueError(f"X has entries up to {largest:.3g}: above {_MAX_ABS_X:g} the "
-                             "log-posterior's gradients and curvature overflow float64; "
-                             "rescale X (e.g. StandardScaler)")
+        _check_magnitude(X)
         fingerprint = {"data": array_digest(X, y), **{
             k: v for k, v in self.get_params().items() if k not in _RESUMABLE_PARAMS}}
         if resume:
@@ -363,7 +370,7 @@ class _BayesianLinearModel(BaseEstimator):
     # ---------------------------------------------------------------- prediction
     def _validated(self, X):
         check_is_fitted(self, "coef_samples_")
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        return _check_magnitude(validate_data(self, X, dtype=np.float64, reset=False))
 
     def _linear_predictor_samples(self, X):
         """Blocks (rows, n_kept) of x . theta_k over the kept samples, for validated X."""
@@ -391,7 +398,10 @@ class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
 
     def _validate_training_data(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        kind = type_of_target(y, input_name="y")
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"Unknown label type: {kind}; y must hold class labels, got "
+                             f"{np.unique(y)[:5]}")
         self.classes_, y = np.unique(y, return_inverse=True)
         if len(self.classes_) != 2:
             raise ValueError("Only binary classification is supported: y must have exactly 2 "
@@ -478,7 +488,8 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
         self.noise_variance = noise_variance
 
     def _validate_training_data(self, X, y):
-        return validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        return X, check_finite("y", y)      # y_numeric lets strings through: refused here
 
     def _model(self, prior_precision, data):
         if self.noise_variance is None:
@@ -512,3 +523,28 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
             return mean
         var = np.concatenate([eta.var(axis=1) for eta in self._linear_predictor_samples(X)])
         return mean, np.sqrt(var + self.noise_variance_)
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R^2 of ``predict(X)`` against y (scikit-learn's
+        ``RegressorMixin.score``; NaN for fewer than 2 rows). y is checked first, so that its
+        errors name it: finite, and small enough that its sums of squares stay finite.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+            Finite features (|X| up to 1e100).
+        y : array-like (n_samples,)
+            Finite targets.
+        sample_weight : array-like (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        y = check_finite("y", y)
+        limit = np.sqrt(np.finfo(np.float64).max / (4 * max(y.size, 1)))
+        largest = float(np.max(np.abs(y), initial=0.0))
+        if largest > limit:
+            raise ValueError(f"y has entries up to {largest:.3g}: above {limit:.3g} the sums of "
+                             "squares of R^2 overflow float64; rescale y")
+        return super().score(X, y, sample_weight)

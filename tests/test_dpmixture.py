@@ -206,6 +206,22 @@ def test_partial_fit_streams_minibatches(mixture):
     assert fitted.partial_fit(X[:50]).total_samples_ == 300
 
 
+def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):
+    X = mixture[0]
+    fresh = DPMixture(total_samples=40, random_state=0)
+    with pytest.raises(ValueError, match=r"total_samples \(40\) is below the batch size "
+                                         r"\(50 rows\)"):
+        fresh.partial_fit(X[:50])
+    assert not hasattr(fresh, "n_features_in_") and not hasattr(fresh, "theta_")
+    fresh.partial_fit(X[:40])                        # a batch of the whole data set is fine
+    fitted = DPMixture(batch_size=100, max_iter=2, random_state=0).fit(X[:300])
+    before = pickle.dumps(fitted)
+    with pytest.raises(ValueError, match=r"total_samples_ .*\(300\) is below the batch size "
+                                         r"\(400 rows\)"):
+        fitted.partial_fit(X[:400])
+    assert pickle.dumps(fitted) == before
+
+
 def test_pickle_round_trip_continues(mixture):
     X = mixture[0][:400]
     dp = DPMixture(batch_size=100, max_iter=10, total_samples=400, random_state=0).fit(X)

@@ -20,19 +20,23 @@ from ._random import content_ids, document_streams
 from ._validation import check_n_jobs, check_nonnegative
 from ._ext._lda_gibbs import gibbs_sweeps
 
-__all__ = ["TopicCounts", "csr_to_tokens", "fold_in", "gibbs_topic_counts"]
+__all__ = ["TopicCounts", "Tokens", "csr_to_tokens", "fold_in", "gibbs_topic_counts",
+           "sweep_tokens"]
 
 
 class TopicCounts(NamedTuple):
-    """Averaged counts from ``gibbs_topic_counts``.
+    """Counts from ``gibbs_topic_counts``.
 
     Attributes
     ----------
     doc_topic : float64 (n_docs, K)
         Mean over the kept sweeps of n_dk; row d sums to the length of document d.
-    topic_word : float64 C-contiguous (K, n_words), or None
-        Mean over the kept sweeps of n_kw for the minibatch's distinct words only: column j is
-        the word ``word_ids[j]`` of the full vocabulary. None unless ``word_topic=True``.
+    word_topic_sums : scipy.sparse.csr_array of int64 (n_words, K), or None
+        Sum over the kept sweeps of n_wk for the minibatch's distinct words only: row j is the
+        word ``word_ids[j]`` of the full vocabulary; a row's topics are sorted. None unless
+        ``word_topic=True``.
+    n_kept : int
+        Number of kept sweeps (the divisor of the averages).
     word_ids : int64 (n_words,)
         Sorted global ids of the words that occur in the minibatch (count > 0).
     doc_topic_last : int64 (n_docs, K), or None
@@ -47,10 +51,31 @@ class TopicCounts(NamedTuple):
         ``assignments`` were passed in.
     """
     doc_topic: np.ndarray
-    topic_word: Optional[np.ndarray]
+    word_topic_sums: Optional[np.ndarray]
+    n_kept: int
     word_ids: np.ndarray
     doc_topic_last: Optional[np.ndarray] = None
     assignments: Optional[np.ndarray] = None
+
+    @property
+    def topic_word(self):
+        """Mean over the kept sweeps of n_kw, float64 (K, n_words), or None."""
+        if self.word_topic_sums is None:
+            return None
+        return np.ascontiguousarray(self.word_topic_sums.T.toarray()) / self.n_kept
+
+
+class Tokens(NamedTuple):
+    """A minibatch as token arrays (``csr_to_tokens``): document d's tokens are
+    ``word_ids[doc_ptr[d]:doc_ptr[d + 1]]``, local word ids into the sorted global ids
+    ``vocab``."""
+    doc_ptr: np.ndarray
+    word_ids: np.ndarray
+    vocab: np.ndarray
+
+    @property
+    def n_documents(self):
+        return len(self.doc_ptr) - 1
 
 
 def _as_csr(X):
@@ -74,6 +99,7 @@ def csr_to_tokens(X):
 
     Returns
     -------
+    Tokens(doc_ptr, word_ids, vocab):
     doc_ptr : int64 (n_docs + 1,)
         Document d's tokens are ``word_ids[doc_ptr[d]:doc_ptr[d + 1]]``.
     word_ids : int32 (n_tokens,)
@@ -101,8 +127,7 @@ def csr_to_tokens(X):
     word_ids = np.repeat(local, counts)
     cum = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=cum[1:])
-    doc_ptr = cum[indptr]
-    return doc_ptr, word_ids, vocab
+    return Tokens(cum[indptr], word_ids, vocab)
 
 
 def _check_int(name, value, minimum):
@@ -112,7 +137,8 @@ def _check_int(name, value, minimum):
 
 
 def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_ids=None,
-                       n_jobs=1, word_topic=True, last_sweep=False, assignments=None):
+                       n_jobs=1, word_topic=True, last_sweep=False, assignments=None,
+                       direct_max=None):
     """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
 
     Per document: a sequential start (sweep 0) or a warm start from ``assignments``, then
@@ -128,9 +154,10 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     ----------
     X : scipy.sparse or dense (n_docs, W)
         Non-negative integer counts; empty rows give zero rows.
-    topics : (K, W)
+    topics : (K, W), float64 or float32
         Topic-word probabilities phi, rows summing to 1. Every word occurring in X needs a
-        positive probability under at least one topic.
+        positive probability under at least one topic. Read in place (no copy) when it is a
+        C-contiguous float32 or float64 array.
     alpha : float or (K,)
         Dirichlet prior of the documents' topic proportions, > 0.
     n_sweeps, burn_in : int
@@ -156,15 +183,17 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
         ``0 .. K - 1`` starts from them (a warm start, e.g. its assignments at its last visit:
         the sweeps are the same Gibbs kernel, so its stationary law is unchanged). Not modified;
         the final assignments are returned in ``TopicCounts.assignments``.
+    direct_max : int or None
+        The kernel draws a document's tokens directly while it uses at most this many topics,
+        by rejection otherwise (``simplexsg._ext._lda_gibbs``); both draws are exact, so it
+        changes the speed, not the law. None: the kernel's default; -1: rejection always.
 
     Returns
     -------
-    TopicCounts(doc_topic (n_docs, K), topic_word (K, n_words) or None, word_ids (n_words,),
-                doc_topic_last (n_docs, K) int64 or None)
-        ``topic_word`` covers only the minibatch's words ``word_ids``, so a caller building
-        ``a_hat = beta + (D / n_docs) * mean n_kw`` over the full vocabulary does
-        ``a_hat = np.full((K, W), beta); a_hat[:, word_ids] += (D / n_docs) * topic_word``
-        (``word_ids`` has no repeats), without a dense K x W array of zeros per minibatch.
+    TopicCounts
+        Its word-topic counts cover only the minibatch's words ``word_ids`` (no repeats): a
+        global step adds ``(D / n_docs) * topic_word`` to those columns only, without a dense
+        K x W array of zeros per minibatch.
     """
     n_sweeps = _check_int("n_sweeps", n_sweeps, 1)
     burn_in = _check_int("burn_in", burn_in, 0)
@@ -173,12 +202,15 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     iteration = _check_int("iteration", iteration, 0)
     n_jobs = check_n_jobs(n_jobs)
 
-    topics = check_nonnegative("topics", topics)
+    if not (isinstance(topics, np.ndarray) and topics.dtype in (np.float32, np.float64)):
+        topics = check_nonnegative("topics", topics)
+    elif not (np.isfinite(topics).all() and (topics >= 0).all()):
+        check_nonnegative("topics", topics)             # names the bad entry
     if topics.ndim != 2 or topics.shape[0] < 1:
         raise ValueError(f"topics must have shape (K, W) with K >= 1, got {topics.shape}")
     n_topics = topics.shape[0]
-    row_sums = topics.sum(axis=1)
-    if not np.allclose(row_sums, 1.0, rtol=0, atol=1e-6):
+    row_sums = topics.sum(axis=1, dtype=np.float64)
+    if not np.allclose(row_sums, 1.0, rtol=0, atol=1e-6 if topics.dtype == np.float64 else 1e-4):
         k = int(np.argmax(np.abs(row_sums - 1.0)))
         raise ValueError(f"topics rows must sum to 1; row {k} sums to {row_sums[k]}")
     alpha = check_nonnegative("alpha", alpha, strictly_positive=True)
@@ -190,19 +222,8 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     X = _as_csr(X)
     if X.shape[1] != topics.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns but topics has {topics.shape[1]} words")
-    doc_ptr, word_ids, vocab = csr_to_tokens(X)
-    n_docs = len(doc_ptr) - 1
-
-    # Each word's column, divided by its largest entry: the factor cancels in the conditional and
-    # keeps (alpha_k + n_dk) * phi from underflowing for words every topic gives a tiny mass.
-    phi_local = np.ascontiguousarray(topics[:, vocab].T)
-    scale = phi_local.max(axis=1, initial=0.0)
-    if (scale <= 0).any():
-        w = int(vocab[np.flatnonzero(scale <= 0)[0]])
-        raise ValueError(f"topics gives word {w} (a column of X with counts) probability 0 "
-                         "under every topic")
-    phi_local /= scale[:, None]
-
+    tokens = csr_to_tokens(X)
+    n_docs = tokens.n_documents
     if doc_ids is None:
         doc_ids = np.arange(n_docs)
     elif isinstance(doc_ids, str) and doc_ids == "content":
@@ -211,26 +232,41 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
           or np.min(doc_ids, initial=0) < 0):
         raise ValueError(f"doc_ids must be None, 'content' or one int >= 0 per document "
                          f"({n_docs}), got {doc_ids!r}")
-    streams = document_streams(seed, iteration, doc_ids)
-    n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
-    n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64) if word_topic else None
-    n_dk_last = np.empty((n_docs, n_topics), dtype=np.int64) if last_sweep else None
     if assignments is not None:
         assignments = np.array(assignments, dtype=np.int32, copy=True)
-        if assignments.shape != word_ids.shape:
-            raise ValueError(f"assignments must have one entry per token ({word_ids.size}), "
-                             f"got shape {assignments.shape}")
-    gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, streams.addresses,
-                 n_sweeps, burn_in, n_dk_sum, n_wk_sum, n_jobs, n_dk_last, assignments)
-    del streams             # alive until the kernel returned
+        if assignments.shape != tokens.word_ids.shape:
+            raise ValueError(f"assignments must have one entry per token "
+                             f"({tokens.word_ids.size}), got shape {assignments.shape}")
+    return sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
+                        streams=document_streams(seed, iteration, doc_ids), n_jobs=n_jobs,
+                        word_topic=word_topic, last_sweep=last_sweep, assignments=assignments,
+                        direct_max=direct_max)
 
-    n_kept = n_sweeps - burn_in
-    doc_topic = n_dk_sum / n_kept
-    topic_word = None
+
+def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
+                 word_topic=True, last_sweep=False, assignments=None, direct_max=None):
+    """``gibbs_topic_counts`` on trusted input: the training loop's local step.
+
+    ``tokens``: a ``Tokens`` minibatch; ``topics``: float32 or float64 (K, W), finite and >= 0
+    (rows need not be normalised: the kernel divides each word's column by its largest entry);
+    ``alpha``: float64 (K,) > 0; ``streams``: the documents' ``DocumentStreams``;
+    ``assignments``: int32 (n_tokens,), updated in place, or None. Returns a ``TopicCounts``.
+    """
+    n_docs, n_topics = tokens.n_documents, topics.shape[0]
+    n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
+    n_dk_last = np.empty((n_docs, n_topics), dtype=np.int64) if last_sweep else None
+    word_topic_sums = gibbs_sweeps(
+        tokens.doc_ptr, tokens.word_ids, tokens.vocab, np.ascontiguousarray(topics),
+        np.ascontiguousarray(alpha, dtype=np.float64), streams.addresses, n_sweeps, burn_in,
+        n_dk_sum, word_topic, n_jobs, n_dk_last, assignments,
+        *(() if direct_max is None else (direct_max,)))
     if word_topic:
-        topic_word = np.empty((n_topics, len(vocab)))
-        np.divide(n_wk_sum.T, n_kept, out=topic_word)
-    return TopicCounts(doc_topic, topic_word, vocab, n_dk_last, assignments)
+        indptr, topic_ids, counts = word_topic_sums
+        word_topic_sums = sp.csr_array((counts, topic_ids, indptr),
+                                       shape=(len(tokens.vocab), n_topics))
+    n_kept = n_sweeps - burn_in
+    return TopicCounts(n_dk_sum / n_kept, word_topic_sums, n_kept, tokens.vocab, n_dk_last,
+                       assignments)
 
 
 def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, n_jobs=1):

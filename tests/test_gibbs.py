@@ -115,14 +115,15 @@ def test_enumeration_is_the_stationary_law_of_the_sweep():
                                enumerated_law(PHI, ALPHA), rtol=0, atol=1e-12)
 
 
-def test_mean_counts_match_enumeration(seed):
+@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+def test_mean_counts_match_enumeration(seed, direct_max):
     """Averaged n_dk and n_wk of 4000 independent copies vs the exact expectations.
 
     Standard errors: n_dk from the 4000 copies, n_wk from 100 groups of 40 copies.
     """
     n_docs, n_groups = 4000, 100
     X, topics = replicated_corpus(n_docs, n_groups)
-    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=40, burn_in=20, seed=seed, iteration=3)
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=40, burn_in=20, seed=seed, iteration=3)
 
     mean_dk = res.doc_topic.mean(axis=0)
     se_dk = res.doc_topic.std(axis=0, ddof=1) / np.sqrt(n_docs)
@@ -137,19 +138,21 @@ def test_mean_counts_match_enumeration(seed):
     assert np.any(np.abs(mean_wk - WRONG[1]) > Z * se_wk)
 
 
-def test_single_word_topic_distribution(seed):
+@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+def test_single_word_topic_distribution(seed, direct_max):
     """With one kept sweep each copy contributes one draw of word 0's topic (it occurs once):
     the histogram over 4000 copies is chi-square tested against the exact marginal."""
     n_docs = 4000
     X, topics = replicated_corpus(n_docs, n_groups=10)
-    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=21, burn_in=20, seed=seed, iteration=0)
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=21, burn_in=20, seed=seed, iteration=0)
     observed = res.topic_word.reshape(K, 10, 3)[:, :, 0].sum(axis=1)
     assert observed.sum() == n_docs
     assert stats.chisquare(observed, n_docs * EXACT[2][0]).pvalue > P_MIN
     assert stats.chisquare(observed, n_docs * WRONG[2][0]).pvalue < P_MIN
 
 
-def test_warm_start_is_one_exact_sweep_from_the_given_state(seed):
+@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+def test_warm_start_is_one_exact_sweep_from_the_given_state(seed, direct_max):
     """A warm start from a fixed state followed by one sweep: the final assignments of 4000
     copies are chi-square tested against the exact one-sweep law from that state (a row of
     the sweep's transition matrix). The cold start (sequential start, then the sweep) gives
@@ -160,27 +163,28 @@ def test_warm_start_is_one_exact_sweep_from_the_given_state(seed):
     start_index = int(np.flatnonzero((STATES == start).all(axis=1))[0])
     exact = sweep_matrix(PHI, ALPHA)[start_index]
     # tokens of a document in csr_to_tokens order: word 0, word 1 twice, word 2 = WORDS
-    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
                              assignments=np.tile(start, n_docs))
     final = res.assignments.reshape(n_docs, len(WORDS))
     observed = np.bincount(final @ (K ** np.arange(len(WORDS))[::-1]), minlength=len(STATES))
     support = exact > 0
     assert observed[~support].sum() == 0
     assert stats.chisquare(observed[support], n_docs * exact[support]).pvalue > P_MIN
-    cold = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+    cold = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
                               assignments=np.full(n_docs * len(WORDS), -1))
     cold = cold.assignments.reshape(n_docs, len(WORDS)) @ (K ** np.arange(len(WORDS))[::-1])
     cold = np.bincount(cold, minlength=len(STATES))
     assert stats.chisquare(cold[support], n_docs * exact[support]).pvalue < P_MIN
 
 
-def test_warm_started_chain_has_the_cold_chain_stationary_law(seed):
+@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+def test_warm_started_chain_has_the_cold_chain_stationary_law(seed, direct_max):
     """From the same unlikely state in every copy, 20 discarded and 20 kept sweeps: the mean
     n_dk and n_wk match the exact expectations (as for the cold start), and the counts of the
     returned assignments are those of the last sweep."""
     n_docs, n_groups = 4000, 100
     X, topics = replicated_corpus(n_docs, n_groups)
-    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=40, burn_in=20, seed=seed, iteration=3,
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=40, burn_in=20, seed=seed, iteration=3,
                              assignments=np.tile([2, 0, 0, 2], n_docs), last_sweep=True)
     mean_dk = res.doc_topic.mean(axis=0)
     se_dk = res.doc_topic.std(axis=0, ddof=1) / np.sqrt(n_docs)
@@ -316,35 +320,74 @@ def test_reproducible_and_independent_of_n_jobs(seed):
         assert not np.array_equal(one.doc_topic, other.doc_topic)
 
 
-def reference_sweeps(doc_ptr, word_ids, phi_local, alpha, bit_generators, n_sweeps, burn_in):
+def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_sweeps, burn_in,
+                     direct_max):
     """Pure-Python mirror of ``gibbs_sweeps``: same uniforms, same arithmetic, same order of
-    the list of topics in use (swap-remove), so the outputs must be identical."""
-    n_words, n_topics = phi_local.shape
-    alpha_cdf = np.empty_like(phi_local)
-    for w in range(n_words):
-        cum = 0.0
+    the list of topics in use (swap-remove), so the outputs must be identical. Also counts how
+    many draws ended in the exact fallback."""
+    n_topics = phi.shape[0]
+    tables = []                                 # per word: f, cumulative alpha_k f_k, top, eps
+    for v in vocab:
+        column = [float(phi[k, v]) for k in range(n_topics)]
+        fit = [c * (1.0 / max(column)) for c in column]
+        cdf, cum = [], 0.0
         for k in range(n_topics):
-            cum = cum + float(alpha[k]) * float(phi_local[w, k])
-            alpha_cdf[w, k] = cum
+            cum = cum + float(alpha[k]) * fit[k]
+            cdf.append(cum)
+        top = sorted((k for k in range(n_topics) if fit[k] > 0.0625), key=lambda k: -fit[k])
+        eps = max([fit[k] for k in range(n_topics) if k not in top[:32]], default=0.0)
+        tables.append((fit, np.array(cdf), [k for k in top[:32] if fit[k] > eps], eps))
     n_dk_sum = np.zeros((len(doc_ptr) - 1, n_topics), dtype=np.int64)
-    n_wk_sum = np.zeros((n_words, n_topics), dtype=np.int64)
+    n_wk_sum = np.zeros((len(vocab), n_topics), dtype=np.int64)
+    fallbacks = 0
+
+    def invert(cdf, x):
+        return int(np.searchsorted(cdf, x, side="right"))
+
     for d, bit_generator in enumerate(bit_generators):
         rng = np.random.Generator(bit_generator)      # .random() is the bitgen's next_double
         words = word_ids[doc_ptr[d]:doc_ptr[d + 1]]
         n_dk = np.zeros(n_topics, dtype=np.int64)
         used = []
 
-        def draw(w):
-            phi_w, cdf_w = phi_local[w], alpha_cdf[w]
+        def draw(w, z, i, n_other):
+            nonlocal fallbacks
+            fit, cdf, top, eps = tables[w]
+            mass = cdf[-1]
+            top_cdf, top_mass, top_tokens = [], 0.0, 0
+            for k in top:
+                top_tokens += n_dk[k]
+                top_mass += float(n_dk[k]) * fit[k]
+                top_cdf.append(top_mass)
+            rest = eps * float(n_other - top_tokens)
+            total = top_mass + mass + rest
+            for _ in range(0 if len(used) <= direct_max else 2 + len(used) // 8):
+                x = rng.random() * total
+                if x < top_mass:
+                    return top[next(j for j, c in enumerate(top_cdf) if x < c)]
+                x -= top_mass
+                if x < mass:
+                    k = invert(cdf, x)
+                else:
+                    j = min(int((x - mass) / rest * n_other), n_other - 1)
+                    k = z[j + (j >= i)]
+                f = fit[k]
+                if f > eps:
+                    if x < mass:
+                        return k
+                    continue
+                if rng.random() * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
+                    return k
+            fallbacks += len(used) > direct_max
             count_total, used_cdf = 0.0, []
             for k in used:
-                count_total += float(n_dk[k]) * float(phi_w[k])
+                count_total += float(n_dk[k]) * fit[k]
                 used_cdf.append(count_total)
-            x = rng.random() * (count_total + cdf_w[-1])
+            x = rng.random() * (count_total + mass)
             if x < count_total:
                 return used[next(j for j, c in enumerate(used_cdf) if x < c)]
-            x = min(x - count_total, np.nextafter(cdf_w[-1], 0.0))
-            return int(np.searchsorted(cdf_w, x, side="right"))
+            x -= count_total
+            return invert(cdf, x if x < mass else 0.0)
 
         def add(k):
             if n_dk[k] == 0:
@@ -359,40 +402,65 @@ def reference_sweeps(doc_ptr, word_ids, phi_local, alpha, bit_generators, n_swee
                     used[used.index(k)] = last
 
         z = []
-        for w in words:
-            z.append(draw(w))
+        for i, w in enumerate(words):
+            z.append(draw(w, z, i, i))
             add(z[-1])
         for sweep in range(n_sweeps):
             for i, w in enumerate(words):
                 remove(z[i])
-                z[i] = draw(w)
+                z[i] = draw(w, z, i, len(words) - 1)
                 add(z[i])
                 if sweep >= burn_in:
                     n_wk_sum[w, z[i]] += 1
             if sweep >= burn_in:
                 n_dk_sum[d] += n_dk
-    return n_dk_sum, n_wk_sum
+    return n_dk_sum, n_wk_sum, fallbacks
 
 
-def test_kernel_matches_python_reference(seed):
+@pytest.mark.parametrize("n_topics, direct_max", [(7, -1), (7, 3), (40, -1), (40, 8)])
+def test_kernel_matches_python_reference(seed, n_topics, direct_max):
+    """The kernel against its pure-Python mirror, bit for bit, on a corpus where both the
+    rejection draws and the exact fallback occur (peaked topics: many proposals rejected);
+    ``direct_max`` -1 forces rejection, else documents switch between the two ways as their
+    number of topics crosses it. With 40 topics, word 1 is equally likely under every topic
+    (40 ties: no top topic) and word 2 has 36 topics above the top threshold (more than the
+    32 kept)."""
     rng = np.random.default_rng(seed)
     X = random_corpus(rng, n_docs=12, n_words=15, n_empty=2)
     doc_ptr, word_ids, vocab = csr_to_tokens(X)
-    n_topics = 7
-    phi_local = rng.dirichlet(np.full(n_topics, 0.3), size=len(vocab))
-    phi_local[0, 3] = 0.0                     # a zero weight must never be drawn
+    phi = rng.dirichlet(np.full(X.shape[1], 0.1), size=n_topics)
+    phi[3, vocab[0]] = 0.0                     # a zero weight must never be drawn
+    if n_topics == 40:
+        phi[:, vocab[1]] = 0.01
+        phi[:36, vocab[2]] = rng.uniform(0.1, 0.2, 36)
     alpha = rng.uniform(0.01, 2.0, n_topics)
     n_dk_sum = np.empty((len(doc_ptr) - 1, n_topics), dtype=np.int64)
-    n_wk_sum = np.empty((len(vocab), n_topics), dtype=np.int64)
     gens = pcg64_streams(seed, len(doc_ptr) - 1)
-    gibbs_sweeps(doc_ptr, word_ids, phi_local, alpha, bitgen_addresses(gens), 5, 2,
-                 n_dk_sum, n_wk_sum, 2)
-    ref_dk, ref_wk = reference_sweeps(doc_ptr, word_ids, phi_local, alpha,
-                                      pcg64_streams(seed, len(doc_ptr) - 1),
-                                      5, 2)
+    indptr, topic_ids, counts = gibbs_sweeps(doc_ptr, word_ids, vocab, phi, alpha,
+                                             bitgen_addresses(gens), 5, 2, n_dk_sum, True, 2,
+                                             direct_max=direct_max)
+    n_wk_sum = sp.csr_array((counts, topic_ids, indptr), shape=(len(vocab), n_topics)).toarray()
+    assert all((np.diff(topic_ids[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
+    ref_dk, ref_wk, fallbacks = reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha,
+                                                 pcg64_streams(seed, len(doc_ptr) - 1), 5, 2,
+                                                 direct_max)
     np.testing.assert_array_equal(n_dk_sum, ref_dk)
     np.testing.assert_array_equal(n_wk_sum, ref_wk)
     assert n_wk_sum[0, 3] == 0
+    assert 0 < fallbacks < 0.5 * len(word_ids) * (1 + 5)     # both paths ran
+
+
+def test_float32_topics_are_read_as_their_float64_values(seed):
+    """The kernel reads float32 topics in place; the draws are those of the same values in
+    float64, bit for bit."""
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng, n_docs=20)
+    topics = rng.dirichlet(np.full(X.shape[1], 0.3), size=6).astype(np.float32)
+    kwargs = dict(n_sweeps=4, burn_in=1, seed=seed, iteration=0)
+    single = gibbs_topic_counts(X, topics, 0.2, **kwargs)
+    double = gibbs_topic_counts(X, topics.astype(np.float64), 0.2, **kwargs)
+    np.testing.assert_array_equal(single.doc_topic, double.doc_topic)
+    np.testing.assert_array_equal(single.topic_word, double.topic_word)
 
 
 def test_csr_to_tokens():
@@ -449,8 +517,9 @@ def test_kernel_argument_errors():
     gens = pcg64_streams(0, 1)
     out = np.empty((1, 3), dtype=np.int64)
     call = lambda words, **kw: gibbs_sweeps(  # noqa: E731
-        doc_ptr, np.asarray(words, dtype=np.int32), phi, alpha, bitgen_addresses(gens),
-        kw.get("n_sweeps", 2), kw.get("burn_in", 0), out, None, 1)
+        doc_ptr, np.asarray(words, dtype=np.int32), np.arange(2), phi.T.copy(), alpha,
+        bitgen_addresses(gens),
+        kw.get("n_sweeps", 2), kw.get("burn_in", 0), out, False, 1)
     with pytest.raises(ValueError, match="word_ids"):
         call([0, 2])
     with pytest.raises(ValueError, match="doc_ptr"):
@@ -467,13 +536,14 @@ def count_law(p):
     return rows, np.bincount(inverse.ravel(), weights=p, minlength=len(rows))
 
 
-def test_last_sweep_counts_follow_the_exact_conditional(seed):
+@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+def test_last_sweep_counts_follow_the_exact_conditional(seed, direct_max):
     """``doc_topic_last`` of 4000 copies of the toy document after 20 sweeps: one draw of n_dk
     each, chi-square tested against the law of n_dk under the enumerated p(z | words) (cells of
     expected count < 5 pooled); the wrong sampler's law is rejected by the same data."""
     n_docs = 4000
     X, topics = replicated_corpus(n_docs, n_groups=10)
-    res = gibbs_topic_counts(X, topics, ALPHA, n_sweeps=20, burn_in=10, seed=seed, iteration=2,
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=20, burn_in=10, seed=seed, iteration=2,
                              last_sweep=True)
     last = res.doc_topic_last
     assert last.dtype == np.int64 and last.shape == (n_docs, K)
@@ -519,9 +589,9 @@ def test_kernel_last_sweep_shape_error():
     doc_ptr = np.array([0, 2], dtype=np.int64)
     gens = pcg64_streams(0, 1)
     with pytest.raises(ValueError, match="n_dk_last"):
-        gibbs_sweeps(doc_ptr, np.array([0, 1], dtype=np.int32), np.full((2, 3), 1 / 3),
+        gibbs_sweeps(doc_ptr, np.array([0, 1], dtype=np.int32), np.arange(2), np.full((3, 2), 0.5),
                      np.ones(3), bitgen_addresses(gens), 2, 0, np.empty((1, 3), dtype=np.int64),
-                     None, 1, np.empty((2, 3), dtype=np.int64))
+                     False, 1, np.empty((2, 3), dtype=np.int64))
 
 
 def test_document_streams_are_reproducible_uniform_and_independent():
@@ -549,3 +619,38 @@ def test_document_streams_are_reproducible_uniform_and_independent():
         document_streams(seed, -1, [0])
     with pytest.raises(ValueError, match=">= 0"):
         document_streams(seed, 0, [-3])
+
+
+@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+@pytest.mark.parametrize("word", [0, 1])
+def test_one_draw_is_the_exact_conditional_whichever_path_draws_it(seed, word, direct_max):
+    """One token drawn given 30 others fixed (a warm start and one sweep: the first token is
+    drawn once, given the start of the others: 20 on topic 0, 10 on topic 1). Its topic over
+    20000 copies is chi-square tested against ``(alpha_k + n_k) phi[k, w]``. Word 1 suits the
+    document's topics (about 93% of proposals accepted: the rejection path draws it); word 0
+    does not (about 1%: the exact fallback draws it after two rejections). The envelope's law
+    ``alpha_k f_k + n_k`` (proposals never rejected) is rejected by the same data. Run with
+    the kernel's default (a document of 2 topics is drawn directly) and with rejection
+    forced."""
+    n_docs, n_topics = 20_000, 6
+    topics = np.full((n_topics, 3), 0.01)
+    topics[4, 0] = 0.9                                   # word 0: topic 4's word
+    topics[0, 1], topics[1, 1] = 0.5, 0.4                # word 1: topics 0 and 1
+    topics[:, 2] = 1.0
+    topics /= topics.sum(axis=1, keepdims=True)
+    alpha = np.full(n_topics, 0.05)
+    row = np.zeros(3, dtype=np.int64)
+    row[word] += 1
+    row[2] += 30
+    X = sp.csr_array(np.tile(row, (n_docs, 1)))
+    # tokens in csr_to_tokens order: the drawn word first, then word 2's 30 tokens
+    start = np.array([0] + [0] * 20 + [1] * 10, dtype=np.int32)
+    res = gibbs_topic_counts(X, topics, alpha, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+                             assignments=np.tile(start, n_docs), direct_max=direct_max)
+    observed = np.bincount(res.assignments.reshape(n_docs, 31)[:, 0], minlength=n_topics)
+    others = np.bincount(start[1:], minlength=n_topics)
+    column = topics[:, word]
+    exact = (alpha + others) * column
+    envelope = alpha * column / column.max() + others
+    assert stats.chisquare(observed, n_docs * exact / exact.sum()).pvalue > P_MIN
+    assert stats.chisquare(observed, n_docs * envelope / envelope.sum()).pvalue < P_MIN

@@ -10,73 +10,148 @@ Sweep 0 assigns the tokens in order, each from ∝ (alpha_k + n_dk so far) * phi
 start), or, when the caller passes a document's assignments from an earlier visit, the chain
 starts from them instead (a warm start: the sweeps are the same Gibbs kernel, so the stationary
 law p(z_d | phi, alpha) is unchanged; only the starting point moves); then ``n_sweeps`` full
-sweeps follow. After each of the last ``n_sweeps - burn_in`` sweeps the
-current n_dk (per document) and n_wk (per word, summed over the documents) are added into int64
-accumulators, so the output is a sum of integers: the same for any number of threads.
-Optionally each document's n_dk after its last sweep is copied out too: one draw of the counts
-from the chain (unbiased where the average is not, e.g. for the likelihood of alpha).
+sweeps follow. Each document's n_dk after each of the last ``n_sweeps - burn_in`` sweeps is
+added into an int64 accumulator, and so are the word-topic counts n_wk, summed over the
+documents: sums of integers, the same for any number of threads. Optionally each document's
+n_dk after its last sweep is copied out too: one draw of the counts from the chain (unbiased
+where the average is not, e.g. for the likelihood of alpha).
 
-Per token the weights split in two buckets (the SparseLDA decomposition of Yao, Mimno and
-McCallum, 2009): ``alpha_k * phi[k, w]``, fixed while phi is fixed, whose cumulative sums per
-word are computed once per call, and ``n_dk * phi[k, w]``, summed only over the topics the
-document currently uses. One uniform picks the bucket and the topic (linear search in the count
-bucket, binary search in the alpha bucket). A token costs O(topics in use + log K) instead of
-O(K); the law is the same. Throughput against `lda` and tomotopy: benchmarks/gibbs_throughput.py.
+Each draw is exact: a draw from the conditional above, not a Metropolis-Hastings move. Let
+``f_k = phi[k, w] / max_j phi[j, w]`` (so f_k <= 1), n_k = n_dk^{-i}, and split the topics of
+word w into its *top* topics (at most TOP_MAX, those with f_k > TOP_FIT, by decreasing f) and
+the rest, whose largest f is ``eps_w``. The unnormalised conditional ``(alpha_k + n_k) f_k`` is
+bounded by the envelope
+
+    g(k) = alpha_k f_k + n_k f_k   (k a top topic: equal to the conditional)
+    g(k) = alpha_k f_k + n_k eps_w (any other k: f_k <= eps_w),
+
+a mixture of three parts with known totals: ``n_k f_k`` over the top topics (summed per token:
+a few terms, since a word has few topics), ``alpha_k f_k`` drawn by inverting the word's
+cumulative sums (computed once per call: they do not change while phi is fixed), and
+``n_k eps_w`` over the other topics, drawn by taking the topic of a uniformly chosen other
+token of the document (a top topic is refused and the draw repeated). A proposal k is accepted
+with probability ``(alpha_k + n_k) f_k / g(k)`` (1 for a top topic): rejection sampling, so an
+accepted k is an exact draw. After ``2 + (topics in use) / 8`` rejections the token is drawn the
+exact way of SparseLDA (Yao, Mimno and McCallum, 2009): the count part ``n_k f_k`` summed over
+the topics the document uses, then the alpha part; every path returns an exact draw, so does
+their mixture. A token costs O(top topics of its word) when the word fits the document's topics
+(nearly every token, once the chain has moved) and O(topics in the document) at worst.
+Throughput against `lda` and tomotopy: benchmarks/gibbs_throughput.py.
+
+The word-topic counts are not incremented token by token in a (words x topics) array (a cache
+miss per token at large K): each token's topics of the kept sweeps are recorded in order, and
+after the sweeps the tokens are grouped by word and counted, one word at a time, into sparse
+(word, topic, count) triples.
 
 Documents are independent given the topics. Document d draws only from its own bit generator
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.
 """
-from cython.parallel cimport prange, threadid
-from libc.float cimport DBL_MIN
-from libc.math cimport nextafter
+from cython.parallel cimport parallel, prange, threadid
 from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdlib cimport free, malloc, qsort
 from numpy.random cimport bitgen_t
 
 import numpy as np
 
+ctypedef fused real:
+    float
+    double
 
-cdef inline Py_ssize_t _draw_topic(const double* phi_w, const double* alpha_cdf_w,
-                                   const int64_t* n_dk, const int32_t* topics, Py_ssize_t n_used,
-                                   double* used_cdf, Py_ssize_t n_topics,
-                                   bitgen_t* rng) noexcept nogil:
-    """One draw from ∝ (alpha_k + n_dk) * phi_w[k], split in two buckets (as in SparseLDA).
+cdef enum:
+    TOP_MAX = 32         # top topics kept per word
+    DIRECT_MAX = 24      # default: a document using at most this many topics: direct draws
+    WORD_BLOCK = 64      # words whose columns are gathered together
+cdef double TOP_FIT = 0.0625   # f_k above which a topic is a top topic (if TOP_MAX allows)
 
-    The alpha bucket, ∝ alpha_k * phi_w[k], does not change while phi is fixed: its cumulative
-    sums ``alpha_cdf_w`` are computed once per call. The count bucket, ∝ n_dk * phi_w[k], is
-    summed over the ``n_used`` topics with n_dk > 0 only (listed in ``topics``). One uniform
-    picks the bucket and the topic within it; a topic of weight 0 is never drawn.
-    """
-    cdef Py_ssize_t j, lo, hi, mid
-    cdef int32_t k
-    cdef double count_total = 0.0, alpha_total = alpha_cdf_w[n_topics - 1], total, x
-    for j in range(n_used):
-        k = topics[j]
-        count_total += <double> n_dk[k] * phi_w[k]
-        used_cdf[j] = count_total
-    total = count_total + alpha_total
-    x = rng.next_double(rng.state)
-    if not total >= DBL_MIN:
-        # every weight underflows (the glue rescales phi so that this cannot happen): uniform
-        j = <Py_ssize_t> (x * n_topics)
-        return j if j < n_topics else n_topics - 1
-    x *= total
-    if x < count_total:
-        j = 0
-        while not x < used_cdf[j]:
-            j += 1
-        return topics[j]
-    x -= count_total
-    if x >= alpha_total:                      # rounding in the subtraction
-        x = nextafter(alpha_total, 0.0)
-    lo = 0
-    hi = n_topics - 1
-    while lo < hi:                            # smallest k with x < alpha_cdf_w[k]
+
+cdef struct WordTable:
+    double eps                 # largest f_k of the topics not in top
+    int32_t n_top
+    int32_t top[TOP_MAX]       # the topics with f_k > eps, by decreasing f_k
+    double top_fit[TOP_MAX]    # their f_k
+
+
+cdef inline Py_ssize_t _invert(const double* cdf, Py_ssize_t n, double x) noexcept nogil:
+    """Smallest k with x < cdf[k] (binary search; x < cdf[n - 1])."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, mid
+    while lo < hi:
         mid = (lo + hi) >> 1
-        if x < alpha_cdf_w[mid]:
+        if x < cdf[mid]:
             hi = mid
         else:
             lo = mid + 1
     return lo
+
+
+cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, const int64_t* n_dk,
+                             const int32_t* topics, Py_ssize_t n_used, double* cdf,
+                             Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
+    """The exact draw of SparseLDA: the count part ``n_k f_k`` summed over the topics in use,
+    then the alpha part by inverting its cumulative sums. O(topics in use + log K)."""
+    cdef Py_ssize_t j, k
+    cdef double count_mass = 0.0, alpha_mass = alpha_cdf[n_topics - 1], x
+    for j in range(n_used):
+        k = topics[j]
+        count_mass += <double> n_dk[k] * fit[k]
+        cdf[j] = count_mass
+    x = rng.next_double(rng.state) * (count_mass + alpha_mass)
+    if x < count_mass:
+        j = 0
+        while not x < cdf[j]:
+            j += 1
+        return topics[j]
+    x -= count_mass
+    return _invert(alpha_cdf, n_topics, x if x < alpha_mass else 0.0)
+
+
+cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const WordTable* word,
+                            const double* alpha, const int64_t* n_dk,
+                            const int32_t* z, Py_ssize_t i, Py_ssize_t n_other,
+                            const int32_t* topics, Py_ssize_t n_used, double* cdf,
+                            Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
+    """One exact draw from ∝ (alpha_k + n_dk[k]) fit[k] for token i (module docstring).
+
+    ``fit`` and ``alpha_cdf`` are the word's f_k and cumulative sums of alpha_k f_k. ``n_dk``
+    excludes token i; the other tokens are ``z[0 .. n_other]`` without index i (so in the
+    sequential start, where ``n_other == i``, the tokens before i). ``topics[:n_used]`` lists
+    the topics with n_dk > 0; ``cdf`` is scratch of n_topics entries.
+    """
+    cdef Py_ssize_t trial, j, k, max_trials = 2 + (n_used >> 3)
+    cdef int64_t n_top_tokens = 0, c
+    cdef double top_mass = 0.0, alpha_mass = alpha_cdf[n_topics - 1], eps = word.eps
+    cdef double rest_mass, total, x, f
+    for j in range(word.n_top):             # the top topics' part, exactly
+        c = n_dk[word.top[j]]
+        n_top_tokens += c
+        top_mass += <double> c * word.top_fit[j]
+        cdf[j] = top_mass
+    rest_mass = eps * <double> (n_other - n_top_tokens)
+    total = top_mass + alpha_mass + rest_mass
+    for trial in range(max_trials):
+        x = rng.next_double(rng.state) * total
+        if x < top_mass:                    # accepted: g(k) is the conditional there
+            j = 0
+            while not x < cdf[j]:
+                j += 1
+            return word.top[j]
+        x -= top_mass
+        if x < alpha_mass:
+            k = _invert(alpha_cdf, n_topics, x)
+        else:
+            j = <Py_ssize_t> ((x - alpha_mass) / rest_mass * n_other)
+            if j >= n_other:                # rounding at the top end
+                j = n_other - 1
+            if j >= i:                      # skip the token being drawn
+                j += 1
+            k = z[j]
+        f = fit[k]
+        if f > eps:                         # a top topic: its g(k) is the conditional
+            if x < alpha_mass:
+                return k
+            continue                        # the rest part excludes the top topics
+        if rng.next_double(rng.state) * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
+            return k
+    return _direct_draw(fit, alpha_cdf, n_dk, topics, n_used, cdf, n_topics, rng)
 
 
 cdef inline void _add_token(Py_ssize_t k, int64_t* n_dk, int32_t* topics, int32_t* position,
@@ -103,18 +178,20 @@ cdef inline void _remove_token(Py_ssize_t k, int64_t* n_dk, int32_t* topics, int
 
 
 cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
-                           const double* phi, const double* alpha_cdf, Py_ssize_t n_topics,
+                           const double* fit, const double* alpha_cdf, const WordTable* tables,
+                           const double* alpha, Py_ssize_t n_topics,
                            bitgen_t* rng, int n_sweeps, int burn_in,
-                           int64_t* n_dk, int32_t* topics, int32_t* position, double* used_cdf,
-                           int64_t* n_dk_sum, int64_t* n_wk_sum,
-                           int64_t* n_dk_last, bint warm) noexcept nogil:
+                           int64_t* n_dk, int32_t* topics, int32_t* position, double* cdf,
+                           int64_t* n_dk_sum, int32_t* kept, int64_t* n_dk_last,
+                           bint warm, Py_ssize_t direct_max) noexcept nogil:
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
-    ``topics``, ``position`` and ``used_cdf`` are scratch of length n_topics; ``n_dk_sum`` is
-    the document's output row; ``n_wk_sum`` is the thread's (W_b, n_topics) accumulator, or
-    NULL to skip the word-topic counts; ``n_dk_last`` the document's row for its counts after
-    the last sweep, or NULL."""
-    cdef Py_ssize_t i, j, k, n_used = 0, offset
+    ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
+    document's output row; ``kept`` (n_tokens x kept sweeps), or NULL, receives each token's
+    topic after each kept sweep; ``n_dk_last`` the document's row for its counts after the
+    last sweep, or NULL. A token is drawn directly while the document uses at most
+    ``direct_max`` topics, else by rejection."""
+    cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in
     cdef int sweep
     for k in range(n_topics):
         n_dk[k] = 0
@@ -122,21 +199,29 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
         if warm:                                                # the previous visit's state
             k = z[i]
         else:                                                   # sweep 0: sequential start
-            offset = <Py_ssize_t> words[i] * n_topics
-            k = _draw_topic(phi + offset, alpha_cdf + offset, n_dk, topics, n_used, used_cdf,
-                            n_topics, rng)
+            w = words[i]
+            if n_used <= direct_max:
+                k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
+                                 n_used, cdf, n_topics, rng)
+            else:
+                k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
+                                n_dk, z, i, i, topics, n_used, cdf, n_topics, rng)
             z[i] = <int32_t> k
         _add_token(k, n_dk, topics, position, &n_used)
     for sweep in range(n_sweeps):
         for i in range(n_tokens):
-            offset = <Py_ssize_t> words[i] * n_topics
+            w = words[i]
             _remove_token(z[i], n_dk, topics, position, &n_used)
-            k = _draw_topic(phi + offset, alpha_cdf + offset, n_dk, topics, n_used, used_cdf,
-                            n_topics, rng)
+            if n_used <= direct_max:
+                k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
+                                 n_used, cdf, n_topics, rng)
+            else:
+                k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
+                                n_dk, z, i, n_tokens - 1, topics, n_used, cdf, n_topics, rng)
             z[i] = <int32_t> k
             _add_token(k, n_dk, topics, position, &n_used)
-            if sweep >= burn_in and n_wk_sum != NULL:
-                n_wk_sum[offset + k] += 1
+            if sweep >= burn_in and kept != NULL:
+                kept[i * n_kept + sweep - burn_in] = <int32_t> k
         if sweep >= burn_in:
             for j in range(n_used):
                 k = topics[j]
@@ -146,11 +231,142 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             n_dk_last[k] = n_dk[k]
 
 
+cdef void _top_topics(const double* fit, Py_ssize_t n_topics, WordTable* word) noexcept nogil:
+    """The top topics of a word and ``eps`` from its f_k in ``fit`` (max 1): those with
+    f_k > TOP_FIT, or the TOP_MAX largest when more pass; ``eps`` is the largest f_k of the
+    others, and the list holds exactly the topics with f_k > eps (ties at eps stay out)."""
+    cdef Py_ssize_t k, j, n = 0
+    cdef double f, eps = 0.0
+    for k in range(n_topics):           # insertion into the sorted top list, largest first
+        f = fit[k]
+        if f > TOP_FIT and (n < TOP_MAX or f > word.top_fit[n - 1]):
+            if n == TOP_MAX:            # the smallest top topic drops out
+                eps = max(eps, word.top_fit[n - 1])
+                n -= 1
+            j = n
+            while j > 0 and word.top_fit[j - 1] < f:
+                word.top_fit[j] = word.top_fit[j - 1]
+                word.top[j] = word.top[j - 1]
+                j -= 1
+            word.top_fit[j] = f
+            word.top[j] = <int32_t> k
+            n += 1
+        else:
+            eps = max(eps, f)
+    while n > 0 and not word.top_fit[n - 1] > eps:      # ties with a dropped topic
+        n -= 1
+    word.n_top = <int32_t> n
+    word.eps = eps
+
+
+cdef void _word_tables(const real* phi, Py_ssize_t n_topics, Py_ssize_t stride,
+                       const int64_t* vocab, Py_ssize_t n_words, const double* alpha,
+                       double* fit, double* alpha_cdf, WordTable* tables,
+                       int n_threads) noexcept nogil:
+    """Per word w of the minibatch: its row ``fit[w]`` of f_k (all 0 when its column has no
+    positive entry: the caller refuses it), the cumulative sums ``alpha_cdf[w]`` of
+    alpha_k f_k, and its ``WordTable``. Columns are gathered WORD_BLOCK words at a time,
+    reading phi row by row (the words are sorted, so the reads move forward)."""
+    cdef Py_ssize_t b, w, j, k, n_in_block, n_blocks = (n_words + WORD_BLOCK - 1) // WORD_BLOCK
+    cdef double top, scale, cum
+    cdef double* row
+    for b in prange(n_blocks, nogil=True, num_threads=n_threads, schedule="dynamic"):
+        n_in_block = min(WORD_BLOCK, n_words - b * WORD_BLOCK)
+        for k in range(n_topics):
+            for j in range(n_in_block):
+                fit[(b * WORD_BLOCK + j) * n_topics + k] = phi[k * stride + vocab[b * WORD_BLOCK + j]]
+        for j in range(n_in_block):
+            w = b * WORD_BLOCK + j
+            row = fit + w * n_topics
+            top = 0.0
+            for k in range(n_topics):
+                if row[k] > top:
+                    top = row[k]
+            scale = 1.0 / top if top > 0.0 else 0.0
+            cum = 0.0
+            for k in range(n_topics):
+                row[k] = row[k] * scale
+                cum = cum + alpha[k] * row[k]
+                alpha_cdf[w * n_topics + k] = cum
+            _top_topics(row, n_topics, &tables[w])
+
+
+cdef int _compare_int32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*> a)[0], y = (<const int32_t*> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef void _count_by_word(const int32_t* word_ids, Py_ssize_t n_tokens, Py_ssize_t n_words,
+                         const int32_t* kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
+                         const int64_t* slot_ptr, int32_t* out_topic, int64_t* out_count,
+                         int64_t* nnz, int* out_of_memory, int n_threads) noexcept nogil:
+    """Word-topic counts from the kept assignments: for word w, its distinct topics (sorted)
+    and counts go to ``out_topic/out_count[slot_ptr[w]:]``, their number to ``nnz[w]``. The
+    tokens are grouped by word (a counting sort), then each word is counted on its own, in
+    parallel over the words; the result does not depend on the threads. Sets
+    ``out_of_memory[0]`` if scratch space cannot be allocated."""
+    cdef Py_ssize_t t, w, s, j, m, k, topic
+    cdef int64_t* word_start = <int64_t*> malloc((n_words + 1) * sizeof(int64_t))
+    cdef int64_t* cursor = <int64_t*> malloc((n_words + 1) * sizeof(int64_t))
+    cdef int64_t* order = <int64_t*> malloc((n_tokens + 1) * sizeof(int64_t))
+    cdef int64_t* counts = NULL
+    cdef int32_t* touched = NULL
+    if word_start == NULL or cursor == NULL or order == NULL:
+        out_of_memory[0] = 1
+        free(word_start)
+        free(cursor)
+        free(order)
+        return
+    for w in range(n_words + 1):
+        word_start[w] = 0
+    for t in range(n_tokens):
+        word_start[word_ids[t] + 1] += 1
+    for w in range(n_words):
+        word_start[w + 1] += word_start[w]
+        cursor[w] = word_start[w]
+    for t in range(n_tokens):
+        order[cursor[word_ids[t]]] = t
+        cursor[word_ids[t]] += 1
+    with parallel(num_threads=n_threads):
+        counts = <int64_t*> malloc(n_topics * sizeof(int64_t))
+        touched = <int32_t*> malloc(n_topics * sizeof(int32_t))
+        if counts == NULL or touched == NULL:
+            out_of_memory[0] = 1
+        else:
+            for topic in range(n_topics):
+                counts[topic] = 0
+        for w in prange(n_words, schedule="dynamic"):
+            if counts == NULL or touched == NULL:
+                continue
+            m = 0
+            for j in range(word_start[w], word_start[w + 1]):
+                t = order[j]
+                for s in range(n_kept):
+                    k = kept[t * n_kept + s]
+                    if counts[k] == 0:
+                        touched[m] = <int32_t> k
+                        m = m + 1
+                    counts[k] += 1
+            qsort(touched, m, sizeof(int32_t), &_compare_int32)
+            for j in range(m):
+                k = touched[j]
+                out_topic[slot_ptr[w] + j] = <int32_t> k
+                out_count[slot_ptr[w] + j] = counts[k]
+                counts[k] = 0
+            nnz[w] = m
+        free(counts)
+        free(touched)
+    free(word_start)
+    free(cursor)
+    free(order)
+
+
 def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
-                 const double[:, ::1] phi_local, const double[::1] alpha,
+                 const int64_t[::1] vocab, const real[:, ::1] phi, const double[::1] alpha,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
-                 int64_t[:, ::1] n_dk_sum, int64_t[:, ::1] n_wk_sum=None, int n_jobs=1,
-                 int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None):
+                 int64_t[:, ::1] n_dk_sum, bint word_topic=False, int n_jobs=1,
+                 int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None,
+                 Py_ssize_t direct_max=DIRECT_MAX):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
 
     Parameters
@@ -160,9 +376,12 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         non-decreasing (empty documents allowed), ``doc_ptr[n_docs] == n_tokens``.
     word_ids : int32 (n_tokens,)
         Local word id of each token, in ``0 .. W_b - 1``.
-    phi_local : float64 C-contiguous (W_b, K)
-        ``phi_local[w, k]`` ∝ phi[k, global id of w], finite and >= 0; any positive factor per
-        word (row) is allowed, since it cancels in the conditional.
+    vocab : int64 (W_b,)
+        Column of ``phi`` of each local word (its id in the full vocabulary).
+    phi : float32 or float64 C-contiguous (K, W)
+        ``phi[k, vocab[w]]`` ∝ topic k's probability of word w, finite and >= 0, positive for
+        some k; any positive factor per word (column) is allowed, since it cancels in the
+        conditional. Read in place: only the minibatch's columns are touched.
     alpha : float64 (K,)
         Dirichlet prior of the document-topic proportions, > 0.
     bitgens : uintp (n_docs,)
@@ -173,11 +392,12 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         (``n_sweeps > burn_in >= 0``).
     n_dk_sum : int64 (n_docs, K), output
         Overwritten with the sum over the kept sweeps of each document's topic counts.
-    n_wk_sum : int64 (W_b, K), output, or None
-        Overwritten with the sum over the kept sweeps of the minibatch's word-topic counts.
-        None skips them (fold-in / transform needs only n_dk).
+    word_topic : bool
+        Also count the minibatch's word-topic assignments over the kept sweeps (fold-in /
+        transform needs only n_dk).
     n_jobs : int
-        OpenMP threads over documents (dynamic schedule); no effect on the result.
+        OpenMP threads over documents (dynamic schedule) and over the words' tables; no
+        effect on the result.
     n_dk_last : int64 (n_docs, K), output, or None
         Overwritten with each document's topic counts after its last sweep (one sample, not an
         average; rows sum to the documents' lengths). None skips them. The other outputs are
@@ -187,24 +407,33 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         (sequential start); a document whose tokens all hold topics in ``0 .. K - 1`` is
         started from them (warm start, e.g. the assignments of its last visit). On return,
         every token's topic after the last sweep. None: every document starts cold.
+    direct_max : int
+        Tokens of a document using at most this many topics are drawn directly (the
+        SparseLDA draw, cheaper when few topics are in use), the others by rejection from
+        the envelope; both are exact, so this changes the speed, not the law. -1: rejection
+        always (for tests).
+
+    Returns
+    -------
+    None, or with ``word_topic`` the sum over the kept sweeps of the word-topic counts as
+    sparse rows ``(indptr int64 (W_b + 1,), topics int32 (nnz,), counts int64 (nnz,))``: word
+    w's topics with a positive count, increasing, are ``topics[indptr[w]:indptr[w + 1]]``.
     """
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
-    cdef Py_ssize_t n_words = phi_local.shape[0], n_topics = phi_local.shape[1]
+    cdef Py_ssize_t n_words = vocab.shape[0], n_topics = phi.shape[0], stride = phi.shape[1]
+    cdef Py_ssize_t n_kept = n_sweeps - burn_in
     cdef Py_ssize_t d, i, t, j, bad = -1
-    cdef bint word_topic = n_wk_sum is not None
     cdef bint last_counts = n_dk_last is not None
 
     if n_docs < 0:
         raise ValueError("doc_ptr must have n_docs + 1 >= 1 entries")
     if n_topics < 1 or alpha.shape[0] != n_topics:
-        raise ValueError(f"alpha has {alpha.shape[0]} entries but phi_local has {n_topics} topics")
+        raise ValueError(f"alpha has {alpha.shape[0]} entries but phi has {n_topics} topics")
     if bitgens.shape[0] != n_docs:
         raise ValueError(f"bitgens has {bitgens.shape[0]} entries for {n_docs} documents")
     if n_dk_sum.shape[0] != n_docs or n_dk_sum.shape[1] != n_topics:
         raise ValueError(f"n_dk_sum must have shape ({n_docs}, {n_topics})")
-    if word_topic and (n_wk_sum.shape[0] != n_words or n_wk_sum.shape[1] != n_topics):
-        raise ValueError(f"n_wk_sum must have shape ({n_words}, {n_topics})")
     if last_counts and (n_dk_last.shape[0] != n_docs or n_dk_last.shape[1] != n_topics):
         raise ValueError(f"n_dk_last must have shape ({n_docs}, {n_topics})")
     if not 0 <= burn_in < n_sweeps:
@@ -228,6 +457,13 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                 break
     if bad >= 0:
         raise ValueError(f"word_ids[{bad}] = {word_ids[bad]} is outside 0..{n_words - 1}")
+    with nogil:
+        for i in range(n_words):
+            if vocab[i] < 0 or vocab[i] >= stride:
+                bad = i
+                break
+    if bad >= 0:
+        raise ValueError(f"vocab[{bad}] = {vocab[bad]} is outside 0..{stride - 1}")
     if assignments is not None:
         if assignments.shape[0] != n_tokens:
             raise ValueError(f"assignments has {assignments.shape[0]} entries for {n_tokens} "
@@ -246,51 +482,75 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                              "or start with -1 (cold start)")
 
     cdef int n_threads = <int> min(n_jobs, max(n_docs, 1))
-    cdef Py_ssize_t stride = (n_topics + 15) // 16 * 16     # per-thread rows: own cache lines
-    cdef int64_t[:, ::1] counts = np.empty((n_threads, stride), dtype=np.int64)
-    cdef int32_t[:, ::1] topics = np.empty((n_threads, stride), dtype=np.int32)
-    cdef int32_t[:, ::1] positions = np.empty((n_threads, stride), dtype=np.int32)
-    cdef double[:, ::1] used_cdfs = np.empty((n_threads, stride), dtype=np.float64)
+    cdef Py_ssize_t row = (n_topics + 15) // 16 * 16     # per-thread rows: own cache lines
+    cdef int64_t[:, ::1] counts = np.empty((n_threads, row), dtype=np.int64)
+    cdef int32_t[:, ::1] topics = np.empty((n_threads, row), dtype=np.int32)
+    cdef int32_t[:, ::1] positions = np.empty((n_threads, row), dtype=np.int32)
+    cdef double[:, ::1] cdfs = np.empty((n_threads, row), dtype=np.float64)
     cdef int32_t[::1] z = np.empty(n_tokens, dtype=np.int32) if assignments is None else assignments
     cdef bint warm, have_assignments = assignments is not None
+    cdef double[:, ::1] fit = np.empty((n_words, n_topics), dtype=np.float64)
     cdef double[:, ::1] alpha_cdf = np.empty((n_words, n_topics), dtype=np.float64)
-    cdef int64_t[:, :, ::1] n_wk_thread = None
-    cdef int64_t* n_wk_ptr = NULL
+    cdef int32_t[::1] kept = np.empty(n_tokens * n_kept if word_topic else 0, dtype=np.int32)
+    cdef int32_t* kept_ptr = NULL
     cdef int64_t* n_last_ptr = NULL
-    cdef double cum
-    n_dk_sum[:, :] = 0
-    if word_topic:
-        n_wk_sum[:, :] = 0
-        if n_threads > 1:     # thread 0 adds straight into the output, the others here
-            n_wk_thread = np.zeros((n_threads - 1, n_words, n_topics), dtype=np.int64)
-
-    with nogil:
-        for i in range(n_words):             # the alpha bucket's cumulative sums, per word
-            cum = 0.0
-            for j in range(n_topics):
-                cum = cum + alpha[j] * phi_local[i, j]
-                alpha_cdf[i, j] = cum
-
-    for d in prange(n_docs, nogil=True, num_threads=n_threads, schedule="dynamic"):
-        t = threadid()
-        if word_topic:
-            n_wk_ptr = &n_wk_sum[0, 0] if t == 0 else &n_wk_thread[t - 1, 0, 0]
-        else:
-            n_wk_ptr = NULL
-        if last_counts:
-            n_last_ptr = &n_dk_last[d, 0]
-        else:
-            n_last_ptr = NULL
-        warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
-        _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
-                         &z[0] + doc_ptr[d], &phi_local[0, 0], &alpha_cdf[0, 0], n_topics,
-                         <bitgen_t*> bitgens[d], n_sweeps, burn_in,
-                         &counts[t, 0], &topics[t, 0], &positions[t, 0], &used_cdfs[t, 0],
-                         &n_dk_sum[d, 0], n_wk_ptr, n_last_ptr, warm)
-
-    if word_topic and n_threads > 1:
+    cdef WordTable* tables = <WordTable*> malloc(max(n_words, 1) * sizeof(WordTable))
+    if tables == NULL:
+        raise MemoryError(f"tables of {n_words} words")
+    try:
+        if n_words:
+            _word_tables(&phi[0, 0], n_topics, stride, &vocab[0], n_words, &alpha[0],
+                         &fit[0, 0], &alpha_cdf[0, 0], tables, <int> min(n_jobs, n_words))
         with nogil:
-            for t in range(n_threads - 1):
-                for i in range(n_words):
-                    for j in range(n_topics):
-                        n_wk_sum[i, j] += n_wk_thread[t, i, j]
+            for i in range(n_words):
+                if not alpha_cdf[i, n_topics - 1] > 0.0:
+                    bad = i
+                    break
+        if bad >= 0:
+            raise ValueError(f"the topics give word {vocab[bad]} probability 0 under every topic")
+        n_dk_sum[:, :] = 0
+        for d in prange(n_docs, nogil=True, num_threads=n_threads, schedule="dynamic"):
+            t = threadid()
+            if word_topic:
+                kept_ptr = &kept[0] + doc_ptr[d] * n_kept
+            else:
+                kept_ptr = NULL
+            if last_counts:
+                n_last_ptr = &n_dk_last[d, 0]
+            else:
+                n_last_ptr = NULL
+            warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
+            _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
+                             &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
+                             &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps, burn_in,
+                             &counts[t, 0], &topics[t, 0], &positions[t, 0], &cdfs[t, 0],
+                             &n_dk_sum[d, 0], kept_ptr, n_last_ptr, warm, direct_max)
+    finally:
+        free(tables)
+    if not word_topic:
+        return None
+    return _sparse_word_topic(word_ids, n_words, kept, n_kept, n_topics, n_jobs)
+
+
+def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
+                       const int32_t[::1] kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
+                       int n_jobs):
+    """(indptr, topics, counts) of the word-topic counts of the kept assignments."""
+    cdef Py_ssize_t n_tokens = word_ids.shape[0], w
+    lengths = np.bincount(word_ids, minlength=n_words).astype(np.int64)
+    slots = np.minimum(lengths * n_kept, n_topics)        # most distinct topics per word
+    cdef int64_t[::1] slot_ptr = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
+    cdef int32_t[::1] out_topic = np.empty(slot_ptr[n_words], dtype=np.int32)
+    cdef int64_t[::1] out_count = np.empty(slot_ptr[n_words], dtype=np.int64)
+    cdef int64_t[::1] nnz = np.zeros(n_words, dtype=np.int64)
+    cdef int out_of_memory = 0
+    if n_tokens and n_words:
+        _count_by_word(&word_ids[0], n_tokens, n_words, &kept[0], n_kept, n_topics,
+                       &slot_ptr[0], &out_topic[0], &out_count[0], &nnz[0], &out_of_memory,
+                       <int> min(n_jobs, n_words))
+    if out_of_memory:
+        raise MemoryError("scratch space of the word-topic counts")
+    indptr = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int64)
+    used = np.repeat(np.asarray(slot_ptr[:n_words]), nnz) + (
+        np.arange(indptr[n_words]) - np.repeat(indptr[:n_words], nnz))
+    return indptr, np.asarray(out_topic)[used], np.asarray(out_count)[used]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from simplexsg.gibbs import fold_in
 from simplexsg.metrics import completion_split, document_completion_score
@@ -35,6 +36,36 @@ def completion_perplexity(X_test, *, fold_in=None, n_jobs=1):
         return document_completion_score(topics, alpha, observed, heldout,
                                          fold_in=fold_in).perplexity
     return perplexity
+
+
+#: The synthetic LDA corpora: vocabulary, topics, Zipf exponent of the word frequencies, seed.
+SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED = 20_000, 100, 1.1, 0
+
+
+def synthetic_chunks(n_docs, mean_length, chunk=None):
+    """An LDA corpus of ``n_docs`` documents as CSR chunks of ``chunk`` documents (None: one):
+    SYNTH_TOPICS topics ~ Dirichlet(0.05 V z), z_w ∝ 1 / (w + 1)^1.1 over V = SYNTH_WORDS
+    words; proportions ~ Dirichlet(0.1); lengths ~ Poisson(mean_length); each topic's tokens of
+    a chunk drawn at once by inverse CDF; empty documents dropped. One seeded stream (SYNTH_SEED)
+    draws the topics, then the chunks in order, so a chunk is the same whatever comes after
+    it, and one chunk of all the documents is the corpus of benchmarks/lda_study.py."""
+    rng = np.random.default_rng(SYNTH_SEED)
+    zipf = 1.0 / np.arange(1, SYNTH_WORDS + 1) ** SYNTH_ZIPF
+    topics = rng.gamma(0.05 * SYNTH_WORDS * zipf / zipf.sum(), size=(SYNTH_TOPICS, SYNTH_WORDS))
+    cdf = np.cumsum(topics / topics.sum(axis=1, keepdims=True), axis=1)
+    chunk = chunk or n_docs
+    for start in range(0, n_docs, chunk):
+        n = min(chunk, n_docs - start)
+        doc_topic = rng.dirichlet(np.full(SYNTH_TOPICS, 0.1), size=n)
+        n_dk = rng.multinomial(rng.poisson(mean_length, size=n), doc_topic)
+        rows = [np.repeat(np.arange(n), n_dk[:, k]) for k in range(SYNTH_TOPICS)]
+        cols = [np.searchsorted(cdf[k], rng.random(r.size) * cdf[k, -1], side="right")
+                for k, r in enumerate(rows)]
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        X = sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)),
+                          shape=(n, SYNTH_WORDS))
+        X.sum_duplicates()
+        yield X[X.getnnz(axis=1) > 0]
 
 
 def tomotopy_model(X, k, alpha, beta, seed):

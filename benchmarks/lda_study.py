@@ -40,7 +40,8 @@ from simplexsg import SCIRLDA, SGRLDLDA
 from simplexsg.datasets import load_uci_bow, load_wiki_sample
 from simplexsg.metrics import fixed_point_fold_in
 
-from _common import completion_perplexity, tomotopy_model, tomotopy_topics, write_results
+from _common import (completion_perplexity, synthetic_chunks, tomotopy_model, tomotopy_topics,
+                     write_results)
 
 ALPHA, BETAS, SEEDS = 0.1, (0.01, 0.1), 2
 K_SMALL, K_LARGE, LARGE_TOKENS = (20, 50, 100, 200), (50, 100), 300_000  # training tokens
@@ -52,7 +53,6 @@ GROUPS = {"tuning": ["news", "fortunes", "wiki", "synth1e4"],
           "heldout": ["parlspeech_en", "healthtweets", "wordnet_glosses", "gcide", "lee", "reuters",
                       "synth1e5"]}
 SYNTHETIC = {"synth1e4": (10_000, 200), "synth1e5": (100_000, 60)}  # documents, mean length
-SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED = 20_000, 100, 1.1, 0
 SIMPLEXSG_INFO = ("n_batch_iter_", "batch_size_", "n_iter_", "stop_reason_")
 OURS, PEERS = ("scir", "sgrld"), ("tomotopy", "gensim", "sklearn")
 RATIOS = ("ratio_tomotopy200", "time_ratio_tomotopy200", "ratio_tomotopy_equal_time",
@@ -84,23 +84,8 @@ def lee_counts():
 
 
 def synthetic_counts(n_docs, mean_length):
-    """An LDA corpus: SYNTH_TOPICS topics ~ Dirichlet(0.05 V z), z_w ∝ 1 / (w + 1)^1.1 over V =
-    SYNTH_WORDS words; proportions ~ Dirichlet(0.1); lengths ~ Poisson(mean_length); each topic's
-    tokens drawn at once by inverse CDF. Empty documents dropped."""
-    rng = np.random.default_rng(SYNTH_SEED)
-    zipf = 1.0 / np.arange(1, SYNTH_WORDS + 1) ** SYNTH_ZIPF
-    topics = rng.gamma(0.05 * SYNTH_WORDS * zipf / zipf.sum(), size=(SYNTH_TOPICS, SYNTH_WORDS))
-    cdf = np.cumsum(topics / topics.sum(axis=1, keepdims=True), axis=1)
-    doc_topic = rng.dirichlet(np.full(SYNTH_TOPICS, 0.1), size=n_docs)
-    n_dk = rng.multinomial(rng.poisson(mean_length, size=n_docs), doc_topic)
-    rows = [np.repeat(np.arange(n_docs), n_dk[:, k]) for k in range(SYNTH_TOPICS)]
-    cols = [np.searchsorted(cdf[k], rng.random(r.size) * cdf[k, -1], side="right")
-            for k, r in enumerate(rows)]
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    X = sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)),
-                      shape=(n_docs, SYNTH_WORDS))
-    X.sum_duplicates()
-    return X[X.getnnz(axis=1) > 0]
+    """``synthetic_chunks`` (``_common``) in one matrix."""
+    return sp.vstack(list(synthetic_chunks(n_docs, mean_length)), format="csr")
 
 
 def load_corpus(name, data_dir):

@@ -14,8 +14,12 @@ running sums only.
 class TailAverage:
     """Running mean of the samples ``x_t`` (arrays of one shape) of the steps t = 0, 1, ...
 
-    ``add`` rebinds its sums and never changes an array in place, so a shallow copy is a
-    snapshot (what ``restore_on_error`` needs).
+    ``add(t, x)`` records a sample. A caller that computes the new sum itself (e.g. a kernel
+    that adds the sample into a fresh array while producing it) calls ``open(t)``, which says
+    whether step t is averaged and moves the bookkeeping on, then ``record(total)`` with the
+    new sum ``current + x`` (``current``: the sum so far of the block in progress, None when
+    it is empty). Sums are rebound, never changed in place, so a shallow copy is a snapshot
+    (what ``restore_on_error`` needs).
 
     Parameters
     ----------
@@ -32,25 +36,37 @@ class TailAverage:
     def __init__(self, start=None):
         self.fixed = start is not None
         self.start = 0 if start is None else int(start)
-        self._previous, self._n_previous = 0.0, 0
-        self._current, self._n_current = 0.0, 0
+        self._previous, self._n_previous = None, 0
+        self._current, self._n_current = None, 0
         self._block_end = 1              # doubling rule: the block in progress ends here
 
-    def add(self, t, x):
-        """Record the sample ``x`` of step ``t`` (steps come in increasing order)."""
+    @property
+    def current(self):
+        """The sum of the block in progress, or None while it is empty."""
+        return self._current
+
+    def open(self, t):
+        """Whether the sample of step ``t`` (steps in increasing order) is averaged; if so,
+        ``record`` must follow with the new sum."""
         if self.fixed:
-            if t >= self.start:
-                self._current = self._current + x
-                self._n_current += 1
-            return
+            return t >= self.start
         if t >= self._block_end:         # the block in progress is complete: it becomes the
             self.start = self._block_end - self._n_current      # previous one
             self._previous, self._n_previous = self._current, self._n_current
-            self._current, self._n_current = 0.0, 0
+            self._current, self._n_current = None, 0
             while t >= self._block_end:
                 self._block_end *= 2
-        self._current = self._current + x
+        return True
+
+    def record(self, total):
+        """The block's new sum after ``open``: its old sum plus the sample."""
+        self._current = total
         self._n_current += 1
+
+    def add(self, t, x):
+        """Record the sample ``x`` of step ``t`` (steps come in increasing order)."""
+        if self.open(t):
+            self.record(x if self._current is None else self._current + x)
 
     @property
     def count(self):
@@ -60,4 +76,6 @@ class TailAverage:
         """The average, or None before the first averaged sample."""
         if not self.count:
             return None
-        return (self._previous + self._current) / self.count
+        total = self._current if self._previous is None else (
+            self._previous if self._current is None else self._previous + self._current)
+        return total / self.count

@@ -15,6 +15,7 @@ used by ``simplexsg.langevin`` (drift ``h/2 * grad``, noise variance ``h``), it 
 import numpy as np
 
 from ._ext._bitgen import bitgen_addresses
+from ._ext._global_step import sgrld_rows
 from ._ext._scir import FLOOR_VALUE, scir_rows
 from ._random import check_generator
 from ._validation import check_nonnegative
@@ -34,17 +35,24 @@ def to_simplex(theta):
     return theta / theta.sum(axis=-1, keepdims=True)
 
 
+def _row_streams(rng, n_rows, d):
+    """Bit generators for the rows of an (n_rows, d) array, and rows per generator: up to
+    ``STREAM_BLOCK`` coordinates draw from ``rng``'s bit generator; more are cut into blocks of
+    rows of about that size, each drawing from a PCG64 seeded by ``rng``, so that ``n_jobs``
+    threads can run the blocks without changing the result."""
+    rows_per_block = max(1, STREAM_BLOCK // d)
+    n_blocks = max(1, -(-n_rows // rows_per_block))
+    streams = ([rng.bit_generator] if n_blocks == 1 else
+               [np.random.PCG64(seed) for seed in rng.integers(2 ** 63, size=n_blocks)])
+    return streams, rows_per_block
+
+
 def scir_transition(theta, shape, h, random_state=None, n_jobs=1):
     """Exact CIR transition over time ``h`` of every coordinate, with CIR parameter ``shape``.
 
     ``theta`` (..., d) >= 0 and ``shape`` (same shape) > 0 are trusted (see ``SCIR.step`` for the
     checked entry point). Returns a new array; see the module docstring of ``_ext/_scir.pyx``
-    for the log-space draw and the floor applied to tiny values.
-
-    Randomness: arrays of up to ``STREAM_BLOCK`` coordinates draw from ``random_state``'s bit
-    generator; larger ones are cut into blocks of rows of about that size, each drawing from a
-    PCG64 seeded by ``random_state``, so that ``n_jobs`` threads can run the blocks without
-    changing the result.
+    for the log-space draw and the floor applied to tiny values. Randomness: ``_row_streams``.
     """
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     rate = np.exp(-h) / -np.expm1(-h)
@@ -53,11 +61,8 @@ def scir_transition(theta, shape, h, random_state=None, n_jobs=1):
                          "CIR Poisson rate theta*exp(-h)/(1-exp(-h)) exceeds 1e17")
     d = theta.shape[-1] if theta.ndim else 1
     rows = theta.reshape(-1, d)
-    rows_per_block = max(1, STREAM_BLOCK // d)
-    n_blocks = max(1, -(-rows.shape[0] // rows_per_block))
     rng = check_generator(random_state)
-    streams = ([rng.bit_generator] if n_blocks == 1 else
-               [np.random.PCG64(seed) for seed in rng.integers(2 ** 63, size=n_blocks)])
+    streams, rows_per_block = _row_streams(rng, rows.shape[0], d)
     out = np.empty_like(theta)
     with rng.bit_generator.lock:
         scir_rows(rows, np.ascontiguousarray(shape, dtype=np.float64).reshape(-1, d), float(h),
@@ -65,19 +70,26 @@ def scir_transition(theta, shape, h, random_state=None, n_jobs=1):
     return out
 
 
-def sgrld_transition(theta, prior, counts, h, random_state=None):
+def sgrld_transition(theta, prior, counts, h, random_state=None, n_jobs=1):
     """One expanded-mean SGRLD step (Patterson & Teh 2013) of every row, mirrored at 0.
 
     ``theta <- |theta + h (prior - theta + counts - n * phi) + sqrt(2 h theta) xi|``, with
     ``phi = to_simplex(theta)``, ``n = counts.sum(-1)`` and ``xi ~ N(0, I)``; values are floored
-    at ``FLOOR`` so that no row becomes all-zero.
+    at ``FLOOR`` so that no row becomes all-zero. The Cython kernel is the one of LDA's fused
+    global step (``_ext/_global_step.pyx``). Randomness: ``_row_streams``.
     """
+    theta = np.ascontiguousarray(theta, dtype=np.float64)
+    d = theta.shape[-1]
+    rows = theta.reshape(-1, d)
+    counts = np.asarray(counts, dtype=np.float64).reshape(-1, d)
+    shape = np.ascontiguousarray(np.broadcast_to(prior, theta.shape), dtype=np.float64)
     rng = check_generator(random_state)
-    phi = to_simplex(theta)
-    total = counts.sum(axis=-1, keepdims=True)
-    drift = prior - theta + counts - total * phi
-    noise = np.sqrt(2.0 * h * theta) * rng.standard_normal(theta.shape)
-    return np.maximum(np.abs(theta + h * drift + noise), FLOOR)
+    streams, rows_per_block = _row_streams(rng, rows.shape[0], d)
+    out = np.empty_like(theta)
+    with rng.bit_generator.lock:
+        sgrld_rows(rows, shape.reshape(-1, d) + counts, counts.sum(axis=1), float(h),
+                   bitgen_addresses(streams), rows_per_block, out.reshape(-1, d), n_jobs)
+    return out
 
 
 class _SimplexSampler:
@@ -143,11 +155,6 @@ class SCIR(_SimplexSampler):
     def _transition(self, theta, prior, counts, h, random_state):
         return scir_transition(theta, prior + counts, h, random_state, self.n_jobs)
 
-    @staticmethod
-    def conditional_mean(theta, prior, counts, h):
-        """E[theta' | theta] of a step of time h: ``theta e^-h + (prior + counts)(1 - e^-h)``."""
-        return theta * np.exp(-h) - (prior + counts) * np.expm1(-h)
-
 
 class SGRLD(_SimplexSampler):
     """Stochastic gradient Riemannian Langevin dynamics, expanded-mean parameterisation
@@ -157,11 +164,4 @@ class SGRLD(_SimplexSampler):
     def _transition(self, theta, prior, counts, h, random_state):
         if (theta.sum(axis=-1) <= 0).any():
             raise ValueError("theta has a row that sums to 0; SGRLD needs a positive row sum")
-        return sgrld_transition(theta, prior, counts, h, random_state)
-
-    @staticmethod
-    def conditional_mean(theta, prior, counts, h):
-        """The drift part of a step, ``theta + h (prior - theta + counts - n phi)``, floored at
-        ``FLOOR`` (the mean of the step before the mirror)."""
-        drift = prior - theta + counts - counts.sum(axis=-1, keepdims=True) * to_simplex(theta)
-        return np.maximum(theta + h * drift, FLOOR)
+        return sgrld_transition(theta, prior, counts, h, random_state, self.n_jobs)

@@ -11,6 +11,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import Pipeline
 
+import simplexsg.lda.training as training
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
 from simplexsg.datasets import load_wiki_sample, make_lda_corpus
 from simplexsg.gibbs import fold_in
@@ -259,6 +260,7 @@ def test_bad_input_is_named(X, message):
     (dict(doc_topic_prior=-1.0), "doc_topic_prior"),
     (dict(topic_word_prior=0.0), "topic_word_prior"),
     (dict(step_size=float("nan")), "step_size"),
+    (dict(step_size=1e-300), "step_size must be at least 1e-08"),
     (dict(step_decay=2.0), "step_decay"),
     (dict(n_gibbs=10, gibbs_burn_in=10), "gibbs_burn_in"),
     (dict(batch_size=0), "batch_size"),
@@ -341,16 +343,16 @@ def test_a_stream_in_file_order_fits_like_partial_fit_and_a_corpus_sized_buffer_
 
 
 def fit_recording_minibatches(monkeypatch, model, X):
-    """``model.fit(X)``, and the document indices of each minibatch it drew (read from the
-    private ``LDA._minibatches``)."""
-    batches, minibatches = [], LDA._minibatches
+    """``model.fit(X)``, and the document indices of each minibatch it drew (read from
+    ``simplexsg.lda.training.minibatches``)."""
+    batches, minibatches = [], training.minibatches
 
-    def recorded(self, corpus, size, epoch):
-        for indices, batch in minibatches(self, corpus, size, epoch):
+    def recorded(*args):
+        for indices, batch in minibatches(*args):
             batches.append(indices)
             yield indices, batch
 
-    monkeypatch.setattr(LDA, "_minibatches", recorded)
+    monkeypatch.setattr(training, "minibatches", recorded)
     fitted = model.fit(X)
     monkeypatch.undo()
     return fitted, batches
@@ -360,7 +362,7 @@ def fit_recording_minibatches(monkeypatch, model, X):
 def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypatch, batch_size):
     # fit's minibatches: each pass, a permutation of the documents seeded by random_state and
     # the pass number, cut into batch_size chunks (the last one smaller: 600 = 9 x 64 + 24),
-    # each chunk's rows sorted. Read here from fit itself (``LDA._minibatches``, private).
+    # each chunk's rows sorted. Read here from fit itself (``simplexsg.lda.training.minibatches``).
     # partial_fit on the same chunks, with the same random_state, total_samples = the corpus
     # size (the counts' scaling D / batch) and burn_in = fit's (fit's default averages the
     # second half of its steps; partial_fit's default is the doubling rule) is the same chain.
@@ -472,3 +474,49 @@ def test_absurd_sizes_are_refused_or_warned_before_allocating(synthetic):
     huge = sp.csr_array((np.ones(2), ([0, 1], [0, 1])), shape=(2, 10**7))
     with pytest.raises(MemoryError, match=r"100000 topics x 10000000 words need about .* GB"):
         SCIRLDA(100_000, max_iter=1).fit(huge)
+
+
+def test_partial_fit_refuses_total_samples_below_its_minibatch(synthetic):
+    X_train = synthetic[0]
+    with pytest.raises(ValueError, match=r"total_samples \(100\) is below the minibatch's 120"):
+        SCIRLDA(5, total_samples=100).partial_fit(X_train[:120])
+    model = SCIRLDA(5, total_samples=150, random_state=0).partial_fit(X_train[:100])
+    saved = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"total_samples \(150\) is below the minibatch's 160"):
+        model.partial_fit(X_train[100:260])
+    assert pickle.dumps(model) == saved
+
+
+def test_global_step_refuses_a_step_too_small_for_the_state():
+    """The kernel's own guard, behind the parameter check: a Poisson rate theta e^-h /
+    (1 - e^-h) above 1e17 is refused, naming the step size."""
+    import scipy.sparse as sparse
+    from simplexsg.lda.topics import LocalCounts, step_topics
+    theta = np.full((2, 3), 1e3)
+    counts = LocalCounts(sparse.csr_array((3, 2), dtype=np.int64), 1, 1)
+    kwargs = dict(beta=0.1, scale=1.0, sampler="scir", local_mean=True,
+                  seed=np.random.SeedSequence(0), step=0)
+    with pytest.raises(ValueError, match="step size h=1e-16 is too small"):
+        step_topics(theta, counts, h=1e-16, **kwargs)
+    assert np.isfinite(step_topics(theta, counts, h=1e-8, **kwargs)[0]).all()
+
+
+def test_float32_topics_agree_with_float64(synthetic):
+    """dtype=float32 stores the topic matrices in half the memory. The two fits take the same
+    draws and differ by the rounding of the stored topics (relative 6e-8), which changes a
+    draw's outcome with probability of that order: on this corpus (48,000 tokens x 15
+    passes) no draw changes, and the results agree to float32 precision. The simplex stays
+    exact to it: rows sum to 1 within 1e-6, no zero."""
+    X_train, X_test, _ = synthetic
+    kwargs = dict(doc_topic_prior=0.2, topic_word_prior=0.05, max_iter=15, random_state=1)
+    double = SCIRLDA(5, **kwargs).fit(X_train)
+    single = SCIRLDA(5, dtype=np.float32, **kwargs).fit(X_train)
+    for name in ("components_", "topic_state_"):
+        assert getattr(single, name).dtype == np.float32
+        assert getattr(single, name).nbytes * 2 == getattr(double, name).nbytes
+    np.testing.assert_allclose(single.components_, double.components_, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(single.components_.sum(axis=1), 1.0, rtol=0, atol=1e-6)
+    assert single.components_.min() > 0
+    assert single.perplexity(X_test) == pytest.approx(double.perplexity(X_test), rel=1e-6)
+    with pytest.raises(ValueError, match="dtype must be numpy.float64 or numpy.float32"):
+        SCIRLDA(5, dtype=np.int32).fit(X_train)

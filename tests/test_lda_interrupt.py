@@ -7,7 +7,7 @@ import joblib
 import numpy as np
 import pytest
 
-import simplexsg.lda.estimator as lda_module
+import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg._estimator import atomic_dump
 from simplexsg.datasets import make_lda_corpus
@@ -34,17 +34,19 @@ def assert_same_fit(a, b):
             assert x == y, name
 
 
-class StopAtCall:
-    """Wraps a function of the estimator module; raises ``exc`` on its ``n``-th call."""
+class StopAfterCall:
+    """Wraps a function of the training module; raises ``exc`` once its ``n``-th call has
+    done its work."""
 
     def __init__(self, function, n, exc=KeyboardInterrupt):
         self.function, self.n, self.exc, self.calls = function, n, exc, 0
 
     def __call__(self, *args, **kwargs):
+        result = self.function(*args, **kwargs)
         self.calls += 1
         if self.calls == self.n:
             raise self.exc("injected")
-        return self.function(*args, **kwargs)
+        return result
 
 
 SETTINGS = [dict(max_iter=6),
@@ -57,9 +59,9 @@ SETTINGS = [dict(max_iter=6),
 def test_an_interrupted_fit_keeps_its_last_step_and_resumes_bit_for_bit(
         corpus, monkeypatch, settings, exc):
     reference = SCIRLDA(4, random_state=1, **settings).fit(corpus)
-    # to_simplex runs inside a step, after the new topic state is assigned: a step cut there
-    # has changed the model half-way, and must be undone
-    monkeypatch.setattr(lda_module, "to_simplex", StopAtCall(lda_module.to_simplex, 8, exc))
+    # the global step has added the new topics into the running average when it is cut: a
+    # step cut there has changed the model half-way, and must be undone
+    monkeypatch.setattr(training, "step_topics", StopAfterCall(training.step_topics, 7, exc))
     model = SCIRLDA(4, random_state=1, **settings)
     with pytest.raises(exc, match="injected"):
         model.fit(corpus)
@@ -102,7 +104,7 @@ def test_checkpoints_resume_bit_for_bit(corpus, tmp_path, monkeypatch):
     path = tmp_path / "lda.joblib"
     settings = dict(max_iter=8, random_state=3)
     reference = SCIRLDA(4, **settings).fit(corpus)
-    monkeypatch.setattr(lda_module, "to_simplex", StopAtCall(lda_module.to_simplex, 19))
+    monkeypatch.setattr(training, "step_topics", StopAfterCall(training.step_topics, 18))
     model = SCIRLDA(4, checkpoint_every=5, checkpoint_path=path, **settings)
     with pytest.raises(KeyboardInterrupt):
         model.fit(corpus)
@@ -121,7 +123,7 @@ def test_checkpoints_resume_bit_for_bit(corpus, tmp_path, monkeypatch):
 
 
 def test_resuming_needs_the_same_data_and_parameters(corpus, monkeypatch):
-    monkeypatch.setattr(lda_module, "to_simplex", StopAtCall(lda_module.to_simplex, 4))
+    monkeypatch.setattr(training, "step_topics", StopAfterCall(training.step_topics, 3))
     model = SCIRLDA(4, max_iter=5, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(corpus)

@@ -4,7 +4,7 @@ import pickle
 import numpy as np
 import pytest
 
-import simplexsg.lda.estimator as lda_module
+import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
 from simplexsg.datasets import make_lda_corpus
@@ -78,7 +78,7 @@ class FakeClock:
 
 def test_max_time_stops_at_the_end_of_the_first_step_past_the_budget(corpus, monkeypatch):
     # the loop reads the clock at the start and end of each step: each step lasts exactly 1 s
-    monkeypatch.setattr(lda_module, "perf_counter", FakeClock(1.0))
+    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0))
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=5.5, random_state=0).fit(corpus[0])
     assert lda.stop_reason_ == "max_time"
     assert lda.n_batch_iter_ == 6 and lda.training_seconds_ == pytest.approx(6.0)
@@ -174,7 +174,7 @@ class Stream:
 def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monkeypatch):
     X_train, X_test = corpus
     vocabulary = dict.fromkeys(range(X_train.shape[1]))
-    monkeypatch.setattr(lda_module, "perf_counter", FakeClock(1.0))
+    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0))
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=8.5, total_samples=300, random_state=0)
     lda.fit(Stream(X_train), id2word=vocabulary)
     assert (lda.stop_reason_, lda.n_batch_iter_, lda.n_iter_) == ("max_time", 9, 1)

@@ -47,13 +47,13 @@ cdef inline double _log_standard_gamma(bitgen_t* rng, double shape) noexcept nog
     return log(random_standard_gamma(rng, shape + 1.0)) + log(random_standard_uniform(rng)) / shape
 
 
-cdef inline void _finish_row(double[::1] row, double log_top) noexcept nogil:
+cdef inline void _finish_row(double* row, Py_ssize_t d, double log_top) noexcept nogil:
     """Finish a row holding values >= DBL_MIN and, as negatives, logs below LOG_FLOOR.
 
     ``log_top`` is the log of the row's largest value. Scales the row so that its largest value
     is ROW_CEILING when it lies below that (d >= 2 only), then floors at DBL_MIN.
     """
-    cdef Py_ssize_t j, d = row.shape[0]
+    cdef Py_ssize_t j
     cdef double v, shift = 0.0
     if d > 1 and log_top < LOG_ROW_CEILING:
         shift = LOG_ROW_CEILING - log_top
@@ -63,10 +63,11 @@ cdef inline void _finish_row(double[::1] row, double log_top) noexcept nogil:
             row[j] = exp(v) if v > LOG_FLOOR else DBL_MIN
 
 
-cdef void _scir_row(const double[::1] theta, const double[::1] shape, double c, double rate,
-                    double log_c, bitgen_t* rng, double[::1] out) noexcept nogil:
-    """One SCIR step of one row (one simplex), drawing from ``rng``."""
-    cdef Py_ssize_t j, d = theta.shape[0]
+cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, double c,
+                    double rate, double log_c, bitgen_t* rng, double* out) noexcept nogil:
+    """One SCIR step of one row (one simplex) of ``d`` coordinates, drawing from ``rng``;
+    ``c = 1 - e^-h``, ``rate = e^-h / c``, ``log_c = log(c)``."""
+    cdef Py_ssize_t j
     cdef double a, v, z
     cdef double top = 0.0                       # largest value stored as is
     cdef double log_top_tiny = -INFINITY        # largest log stored as a negative
@@ -86,7 +87,7 @@ cdef void _scir_row(const double[::1] theta, const double[::1] shape, double c, 
         out[j] = v
         top = max(top, v)
     if top < ROW_CEILING_C or log_top_tiny > -INFINITY:
-        _finish_row(out, log(top) if top > 0 else log_top_tiny)
+        _finish_row(out, d, log(top) if top > 0 else log_top_tiny)
 
 
 def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
@@ -110,4 +111,4 @@ def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
     for b in prange(n_blocks, nogil=True, num_threads=max(1, n_jobs), schedule="static"):
         rng = <bitgen_t*> bitgens[b]
         for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
-            _scir_row(theta[i], shape[i], c, rate, log_c, rng, out[i])
+            _scir_row(&theta[i, 0], &shape[i, 0], theta.shape[1], c, rate, log_c, rng, &out[i, 0])

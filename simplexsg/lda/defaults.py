@@ -1,5 +1,4 @@
 """Defaults of the LDA estimator and the measurements behind them."""
-from ..simplex import SCIR, SGRLD
 
 #: Step-size schedule defaults per sampler, h_t = step_size (1 + t / step_offset)^-step_decay.
 #: SCIR: the SCIR paper's offset and decay for LDA, with step 2.0 instead of its 0.5.
@@ -10,9 +9,13 @@ from ..simplex import SCIR, SGRLD
 #: t >= 0 and ~0.5 after 200 steps. SGRLD: Patterson & Teh's offset and decay; their step 0.01
 #: gives 4392 on the bundled corpus, 0.1 gives 3891 (best of 0.001, 0.01, 0.05, 0.1, 0.3 at
 #: alpha = beta = 0.1).
+#: Smallest step_size accepted: SCIR draws a Poisson of rate theta e^-h / (1 - e^-h), about
+#: theta / h, which must stay far below numpy's limit (~9e18) for theta up to ~1e9 (a word's
+#: count scaled by D / batch); the global step checks the rate itself too.
+MIN_STEP_SIZE = 1e-8
 SAMPLER_DEFAULTS = {
-    "scir": dict(cls=SCIR, step_size=2.0, step_offset=10.0, step_decay=0.33),
-    "sgrld": dict(cls=SGRLD, step_size=0.1, step_offset=1000.0, step_decay=0.6),
+    "scir": dict(step_size=2.0, step_offset=10.0, step_decay=0.33),
+    "sgrld": dict(step_size=0.1, step_offset=1000.0, step_decay=0.6),
 }
 
 #: Defaults of the training schedule, chosen on the tuning corpora of ``benchmarks/lda_study.py``

@@ -1,42 +1,29 @@
-"""The LDA estimator: parameters, the training loop (``fit``, ``partial_fit``), inference
+"""The LDA estimator, scikit-learn's face of the model: parameters, input checks, fitted state,
+``fit`` / ``partial_fit`` (which run ``simplexsg.lda.training.Trainer``), and inference
 (``transform``, ``score``, ``perplexity``)."""
-import contextlib
-import copy
 import inspect
-import itertools
 import warnings
-from time import perf_counter
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import metrics
-from .._estimator import atomic_dump, first_partial_fit_total, restore_on_error
-from .._optional import tqdm
+from .._estimator import first_partial_fit_total, restore_on_error
 from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
                            physical_memory)
 from ..averaging import TailAverage
 from ..corpus import BowStream, as_corpus, check_counts, corpus_features, is_bow_corpus
-from ..gibbs import AssignmentStore, fold_in, gibbs_topic_counts
+from ..gibbs import AssignmentStore, fold_in
 from ..hyperparameters import DocTopicPriorSampler, GammaPrior
 from ..schedules import Polynomial
 from ..simplex import to_simplex
-from .defaults import (ALPHA_WARMUP_STEPS, DEFAULT_SWEEP_BURN_IN, FOLD_IN_BURN_IN,
-                       FOLD_IN_SWEEPS, MAX_PASSES, SAMPLER_DEFAULTS, SHUFFLE_BATCHES,
-                       default_batch_size, default_passes)
+from .defaults import (DEFAULT_SWEEP_BURN_IN, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
+                       MIN_STEP_SIZE, SAMPLER_DEFAULTS, default_batch_size, default_passes)
 from .monitor import ConvergenceMonitor, monitor_documents
 from .run import FitRun, data_fingerprint
-
-# Namespaces of the random streams derived from the estimator's SeedSequence.
-_GIBBS, _GLOBAL, _ORDER, _INIT, _EVAL, _ALPHA, _MONITOR = range(7)
-
-#: What a step changes in place, with how to copy it (``LDA._transaction``); everything else
-#: a step touches is rebound. TailAverage rebinds its sums, so a shallow copy is a snapshot.
-_IN_PLACE = {"_topic_average": copy.copy, "_alpha_average": copy.copy, "_alpha_history": list,
-             "history_": list, "_alpha_sampler": copy.deepcopy, "_assignments": copy.deepcopy,
-             "_monitor": copy.deepcopy}
+from .training import EVAL, INIT, MONITOR, Trainer
 #: Parameters that a resumed fit may change (``LDA._result_params``).
 _RESUMABLE_PARAMS = {"n_jobs", "verbose", "warm_start", "checkpoint_every", "checkpoint_path",
                      "random_state", "max_time", "evaluate_every"}
@@ -149,6 +136,14 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         leave in random order at the end of the pass). None: ``SHUFFLE_BATCHES`` (4)
         minibatches; 0: file order. Memory: up to ``shuffle_buffer + 2 batch_size``
         documents (60,000 with the defaults, whatever the corpus size).
+    dtype : numpy.float64 or numpy.float32, default numpy.float64
+        Storage of the topic matrices (the gamma variables ``topic_state_``, the local topics,
+        the running average and ``components_``); the arithmetic is float64 throughout.
+        float32 halves their memory (what limits K x W: see the memory check) and keeps about
+        7 significant digits of each topic probability; a value below the smallest normal
+        float32 (about 1.2e-38) is stored as that value, which changes no topic's simplex
+        value by more than W * 1.2e-38 / its row sum. The average sums float32 values, with a
+        relative error up to about 1e-7 per averaged step.
     warm_start : bool, default False
         scikit-learn's convention. When the last ``fit`` was interrupted (``interrupted_``:
         Ctrl-C, an error, or a model loaded from a checkpoint), ``fit`` on the same data and
@@ -212,10 +207,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  step_decay=None, n_gibbs=6, gibbs_burn_in=None, max_iter=None, burn_in=None,
                  total_samples=None, local_topics="mean", learn_doc_topic_prior=False,
                  doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
-                 tol=None, n_iter_no_change=3, shuffle_buffer=None, warm_start=False,
-                 checkpoint_every=None,
-                 checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
-                 evaluate_every=0):
+                 tol=None, n_iter_no_change=3, shuffle_buffer=None, dtype=np.float64,
+                 warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
+                 random_state=None, verbose=0, evaluate_every=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -237,6 +231,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.shuffle_buffer = shuffle_buffer
+        self.dtype = dtype
         self.warm_start = warm_start
         self.checkpoint_every = checkpoint_every
         self.checkpoint_path = checkpoint_path
@@ -270,11 +265,15 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         kappa = defaults["step_decay"] if self.step_decay is None else self.step_decay
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 <= kappa <= 1:
             raise ValueError(f"step_decay must lie in [0, 1], got {kappa!r}")
+        step_size = resolved("step_size", self.step_size, defaults["step_size"])
+        if step_size < MIN_STEP_SIZE:
+            raise ValueError(f"step_size must be at least {MIN_STEP_SIZE:g}, got {step_size}: "
+                             "SCIR's Poisson rate theta e^-h / (1 - e^-h) would overflow")
         params = dict(
             n_components=check_int("n_components", self.n_components),
             alpha=resolved("doc_topic_prior", self.doc_topic_prior, 0.1),
             beta=resolved("topic_word_prior", self.topic_word_prior, 0.1),
-            schedule=Polynomial(resolved("step_size", self.step_size, defaults["step_size"]),
+            schedule=Polynomial(step_size,
                                 resolved("step_offset", self.step_offset, defaults["step_offset"]),
                                 float(kappa)),
             n_gibbs=n_gibbs,
@@ -285,6 +284,12 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                       else check_positive_scalar("max_time", self.max_time)),
             n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change),
         )
+        try:
+            params["dtype"] = np.dtype(self.dtype)
+        except TypeError:
+            params["dtype"] = None
+        if params["dtype"] not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {self.dtype!r}")
         for name in ("local_warm_start", "warm_start"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
@@ -351,7 +356,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self
         """
         corpus, heldout = self._start_fit(X, id2word, X_heldout)
-        self._train(corpus, heldout)
+        Trainer(self, self._check_params()).run(corpus, heldout)
         return self
 
     @restore_on_error
@@ -413,8 +418,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._run = FitRun(fingerprint, batch_size, steps_per_pass, first_epoch, passes,
                            min_passes)
         self._monitor = None if params["tol"] is None else ConvergenceMonitor(
-            monitor_documents(corpus, heldout, substream(seed, _MONITOR, 0)), params,
-            seed=substream(seed, _MONITOR, 1),
+            monitor_documents(corpus, heldout, substream(seed, MONITOR, 0)), params,
+            seed=substream(seed, MONITOR, 1),
             first_pass=min_passes - params["n_iter_no_change"] - 1)
         self._assignments = (AssignmentStore(corpus) if params["local_warm_start"]
                              and not isinstance(corpus, BowStream) else None)
@@ -434,84 +439,6 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``warm_start``), and ``random_state`` (the resumed fit uses the stored stream)."""
         return {name: value for name, value in self.get_params().items()
                 if name not in _RESUMABLE_PARAMS}
-
-    def _train(self, corpus, heldout):
-        """Run the fit planned in ``self._run`` from where it is. Any exception (Ctrl-C
-        included) keeps the state after the last completed step, ``interrupted_`` True and
-        ``stop_reason_`` "interrupted", ``components_`` consistent with it."""
-        params = self._check_params()
-        run = self._run
-        open_ended = params["tol"] is not None or params["max_time"] is not None
-        progress = self._progress(None if open_ended else run.steps_left)
-        try:
-            while self.stop_reason_ is None and self._run.epoch < run.end_epoch:
-                batches = self._minibatches(corpus, run.batch_size, self._run.epoch)
-                for doc_indices, batch in itertools.islice(batches, self._run.step, None):
-                    with self._transaction():
-                        self._fit_step(batch, doc_indices, params, heldout)
-                    if progress is not None:
-                        progress.update(1)
-                    if (params["checkpoint_every"]
-                            and self.n_batch_iter_ % params["checkpoint_every"] == 0):
-                        self._update_components()
-                        atomic_dump(self, params["checkpoint_path"])
-                    if (params["max_time"] is not None
-                            and self.training_seconds_ >= params["max_time"]):
-                        self.stop_reason_ = "max_time"
-                        break
-                else:
-                    with self._transaction():
-                        self._end_pass()
-        except BaseException:
-            self.stop_reason_ = "interrupted"
-            self._update_components()
-            raise
-        finally:
-            if progress is not None:
-                progress.close()
-        self.stop_reason_ = self.stop_reason_ or "max_iter"
-        self.interrupted_ = False
-        self.n_iter_ = self._run.passes_done                        # complete passes
-        self.monitor_history_ = [] if self._monitor is None else self._monitor.history
-        self._update_components()
-
-    @contextlib.contextmanager
-    def _transaction(self):
-        """Run a block that updates the model; if it raises anything (KeyboardInterrupt
-        included), put the model back as it was before the block. The objects a step changes
-        in place are replaced by copies first (``_IN_PLACE``); the rest is rebound."""
-        saved = dict(self.__dict__)
-        for name, copier in _IN_PLACE.items():
-            if saved.get(name) is not None:
-                self.__dict__[name] = copier(saved[name])
-        try:
-            yield
-        except BaseException:
-            self.__dict__.update(saved)
-            raise
-
-    def _fit_step(self, batch, doc_indices, params, heldout):
-        """One step of ``fit``: the local and global steps, the warm-start store, the clock,
-        the position in the pass, the ``evaluate_every`` history."""
-        start = perf_counter()
-        store = self._assignments
-        z = self._step(batch, params, doc_indices,
-                       None if store is None else store.gather(doc_indices))
-        if store is not None:
-            store.scatter(doc_indices, z)
-        self.training_seconds_ += perf_counter() - start
-        self._run = self._run.advance()
-        self._maybe_evaluate(params, heldout, self.training_seconds_)
-
-    def _end_pass(self):
-        """After a complete pass: the convergence check, then the position moves to the next
-        pass."""
-        run = self._run
-        done = run.epoch + 1 - run.first_epoch
-        if (self._monitor is not None and self._monitor.converged(self, done - 1)
-                and done >= run.min_passes):
-            self.stop_reason_ = "converged"
-        self._run = run.next_pass()
 
     @restore_on_error
     def partial_fit(self, X, y=None, *, id2word=None):
@@ -545,8 +472,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpus = self._read(X, id2word, reset=first)
         if isinstance(corpus, BowStream):
             raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
+        total = (first_partial_fit_total(params["total_samples"], "documents") if first
+                 else self.total_samples_)
+        if total < corpus.shape[0]:
+            raise ValueError(f"total_samples ({total}) is below the minibatch's "
+                             f"{corpus.shape[0]} documents: the counts would be scaled by "
+                             "D / batch < 1")
         if first:
-            total = first_partial_fit_total(params["total_samples"], "documents")
             self._init_state(params, corpus_features=self.n_features_in_,
                              seed=seed_sequence(self.random_state), n_documents=total)
             self.burn_in_ = params["burn_in"]      # None: TailAverage's doubling rule
@@ -555,8 +487,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self.stop_reason_ = None
         # documents of a stream of minibatches: running position, modulo the corpus size
         doc_indices = np.arange(self.n_documents_seen_, self.n_documents_seen_ + corpus.shape[0])
-        with self._transaction():          # an interrupted step leaves the model as it was
-            self._step(corpus, params, doc_indices)
+        trainer = Trainer(self, params)
+        with trainer.transaction():        # an interrupted step leaves the model as it was
+            trainer.step(corpus, doc_indices)
             self.interrupted_ = False      # the chain goes on from here: nothing to resume
             self._update_components()
         return self
@@ -600,16 +533,16 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def _init_state(self, params, corpus_features, seed, n_documents):
         K, W = params["n_components"], corpus_features
-        _check_memory(K, W)
+        _check_memory(K, W, params["dtype"].itemsize)
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
-        init = np.random.default_rng(substream(seed, _INIT))
-        self.topic_state_ = init.gamma(1.0, size=(K, W))
+        init = np.random.default_rng(substream(seed, INIT))
+        self.topic_state_ = init.gamma(1.0, size=(K, W)).astype(params["dtype"])
         self.n_batch_iter_ = 0
         self.n_documents_seen_ = 0
         self.n_iter_ = 0
         self.history_ = []
-        self._local = to_simplex(self.topic_state_)
+        self._local = to_simplex(self.topic_state_).astype(params["dtype"])
         self._alpha_sampler = None
         self._alpha_history = []
         self.doc_topic_prior_samples_ = None
@@ -624,68 +557,6 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._topic_average = TailAverage(self.burn_in_)
         self._alpha_average = TailAverage(self.burn_in_)
 
-    def _minibatches(self, corpus, batch_size, epoch):
-        """Yield (global document indices, CSR minibatch)."""
-        rng = np.random.default_rng(substream(self.random_state_, _ORDER, epoch))
-        if isinstance(corpus, BowStream):
-            buffer = self.shuffle_buffer
-            yield from corpus.minibatches(
-                batch_size, SHUFFLE_BATCHES * batch_size if buffer is None else buffer, rng)
-            return
-        order = rng.permutation(corpus.shape[0])
-        for start in range(0, len(order), batch_size):
-            indices = np.sort(order[start:start + batch_size])
-            yield indices, corpus[indices]
-
-    def _step(self, X_batch, params, doc_indices, assignments=None):
-        """Local Gibbs step on X_batch, then one simplex-sampler step of every topic (and, when
-        learning alpha, one step of the alpha sampler). ``doc_indices``: the documents' global
-        indices (taken modulo the corpus size D)."""
-        K, W = self.topic_state_.shape
-        t = self.n_batch_iter_
-        learning = self._alpha_sampler is not None
-        alpha = self._alpha_sampler.alpha if learning else self.doc_topic_prior_
-        counts = gibbs_topic_counts(
-            X_batch, self._local, alpha, n_sweeps=params["n_gibbs"],
-            burn_in=params["gibbs_burn_in"], seed=substream(self.random_state_, _GIBBS),
-            iteration=t, n_jobs=params["n_jobs"], last_sweep=learning, assignments=assignments)
-        if learning:
-            self._alpha_step(counts.doc_topic_last, doc_indices, t)
-        estimate = np.zeros((K, W))
-        estimate[:, counts.word_ids] = (self.total_samples_ / X_batch.shape[0]) * counts.topic_word
-        sampler = SAMPLER_DEFAULTS[self.sampler]["cls"](params["schedule"], n_jobs=params["n_jobs"])
-        sampler.t = t
-        previous = self.topic_state_
-        self.topic_state_ = sampler.step(previous, self.topic_word_prior_, estimate,
-                                   random_state=np.random.default_rng(
-                                       substream(self.random_state_, _GLOBAL, t)))
-        self._local = to_simplex(self.topic_state_ if self.local_topics == "sample" else
-                                 sampler.conditional_mean(previous, self.topic_word_prior_,
-                                                          estimate, sampler.step_size_at(t)))
-        self._topic_average.add(t, self._local)
-        self.n_batch_iter_ = t + 1
-        self.n_documents_seen_ += X_batch.shape[0]
-        return counts.assignments
-
-    def _alpha_step(self, last_counts, doc_indices, t):
-        """Store the minibatch's last-sweep counts in the alpha sampler, recentre when due
-        (``learn_doc_topic_prior`` in the class docstring), take one SGLD-CV step."""
-        sampler = self._alpha_sampler
-        D = sampler.n_documents
-        # a document met twice in one minibatch (indices taken modulo D) keeps its last counts
-        reversed_idx = (np.asarray(doc_indices, dtype=np.int64) % D)[::-1]
-        idx, first = np.unique(reversed_idx, return_index=True)
-        sampler.update_counts(idx, last_counts[::-1][first])
-        seen = self.n_documents_seen_
-        end_of_pass = (seen + len(doc_indices)) // D > seen // D
-        if t < ALPHA_WARMUP_STEPS or (end_of_pass and t < self._alpha_average.start):
-            sampler.recentre(move=True)
-        elif end_of_pass and not self._alpha_average.fixed:
-            sampler.recentre(move=False)       # the chain keeps its state: no jump in the average
-        alpha = sampler.step(idx, np.random.default_rng(substream(self.random_state_, _ALPHA, t)))
-        self._alpha_history.append(alpha)
-        self._alpha_average.add(t, alpha)
-
     def _update_components(self):
         if not self._topic_average.fixed:
             self.burn_in_ = self._topic_average.start
@@ -699,27 +570,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self.doc_topic_prior_ = (float(alpha.mean()) if self._alpha_sampler.symmetric
                                      else alpha)
 
-    def _maybe_evaluate(self, params, heldout, training_seconds):
-        """Append (step, documents, training seconds, held-out perplexity) to ``history_``."""
-        every = params["evaluate_every"]
-        if not every or heldout is None or self.n_batch_iter_ % every:
-            return
-        self._update_components()
-        entry = dict(step=self.n_batch_iter_, documents=self.n_documents_seen_,
-                     seconds=training_seconds, perplexity=self.perplexity(heldout))
-        self.history_.append(entry)
-        if self.verbose >= 2:
-            print(f"step {entry['step']}: {entry['documents']} documents, "
-                  f"{entry['seconds']:.1f} s, held-out perplexity {entry['perplexity']:.1f}")
-
     @property
     def _n_features_out(self):
         return self.components_.shape[0]
-
-    def _progress(self, total):
-        if not self.verbose:
-            return None
-        return tqdm()(total=total, desc=f"{self.sampler.upper()}-LDA", unit="step")
 
     # ---------------------------------------------------------------- inference
     def transform(self, X):
@@ -748,7 +601,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _fold_in(self, topics, alpha, X):
         """Documents' topic proportions given ``topics`` by the Gibbs kernel (FOLD_IN_SWEEPS)."""
         return fold_in(topics, alpha, X, n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
-                       seed=substream(self.random_state_, _EVAL),
+                       seed=substream(self.random_state_, EVAL),
                        n_jobs=self._check_params()["n_jobs"])
 
     def perplexity(self, X):
@@ -808,22 +661,27 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-#: K x W float64 arrays alive at once at the peak of a step (the previous and the new state,
-#: the local topics and components_, the two sums of the average, the step's estimate, its
-#: conditional mean and their temporaries): the memory check counts these.
-_TOPIC_MATRICES = 10
+#: K x W arrays of the topic dtype alive at once at the peak of a step: the state and the local
+#: topics, old and new (the global step writes fresh arrays: a step cut half-way changes
+#: nothing), the average's previous sum, its current sum old and new, and components_.
+_TOPIC_MATRICES = 8
+#: Bytes per (topic, word) of the local step's per-word tables (f and the alpha sums, float64),
+#: built for the minibatch's words (at most W).
+_TABLE_BYTES = 16
 
 
-def _check_memory(n_topics, n_words):
-    """Refuse a topic matrix whose working set exceeds the machine's memory; warn above half."""
-    needed = _TOPIC_MATRICES * 8.0 * n_topics * n_words
+def _check_memory(n_topics, n_words, itemsize=8):
+    """Refuse a topic matrix whose working set exceeds the machine's memory; warn above half.
+    ``itemsize``: bytes of the topic matrices' dtype."""
+    needed = (_TOPIC_MATRICES * itemsize + _TABLE_BYTES) * float(n_topics) * n_words
     total = physical_memory()
     if total is None:                                  # not a POSIX system: no check
         return
     message = (f"{n_topics} topics x {n_words} words need about {needed / 2**30:.1f} GB "
-               f"({_TOPIC_MATRICES} float64 matrices of K x W), of {total / 2**30:.1f} GB")
+               f"({_TOPIC_MATRICES} matrices of K x W at {itemsize} bytes, and the local "
+               f"step's tables), of {total / 2**30:.1f} GB")
     if needed > total:
-        raise MemoryError(message + ": fewer topics or a smaller vocabulary")
+        raise MemoryError(message + ": fewer topics, a smaller vocabulary or dtype=float32")
     if needed > total / 2:
         warnings.warn(message, UserWarning)
 

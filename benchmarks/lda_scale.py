@@ -1,0 +1,185 @@
+"""One machine at scale: SCIRLDA streaming synthetic corpora of 10^5 and 10^6 documents from
+UCI files, its peak memory and time per document, against tomotopy in memory.
+
+For each size D, the corpus (``synthetic_chunks`` of ``_common``: Zipf word frequencies over
+20,000 words, 100 true topics, Poisson(--length) tokens a document) is written to a UCI
+bag-of-words file in chunks (never held in full); the first --test documents are held out, in
+memory. Then, each in its own process so that its peak resident memory
+(``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) is its own:
+
+* ``scir``: ``SCIRLDA(n_components=K, random_state=0, n_jobs=--threads)`` with no other
+  argument, fitted on ``UCIBowCorpus(path)`` (streamed, constant memory) with
+  ``evaluate_every`` giving the held-out perplexity about --evaluations times in the fit
+  (the evaluations are not counted in its training seconds);
+* ``tomotopy``: the corpus loaded in memory, ``LDAModel`` (alpha 0.1, eta --beta, optimisation
+  off), 100 iterations on 1 worker (and on 2 with --tomotopy-workers 1 2), the perplexity
+  after 10, 25, 50 and 100 iterations.
+
+One evaluator: document completion (``simplexsg.metrics``: each test document's tokens shuffled
+with a seed and halved, the first half folded in by 100 Gibbs sweeps, 50 discarded, the second
+scored) for both; ours is ``LDA.perplexity`` (the same split; the fold-in's stream is the
+model's, which moves the value by about 0.04%). Reported: peak memory, seconds per document
+seen, and the time the streamed fit takes to reach tomotopy's perplexity after 100 iterations
+against tomotopy's time for them.
+
+    python benchmarks/lda_scale.py --sizes 100000 1000000 --workdir /tmp/lda_scale \\
+        --out benchmarks/results/lda_scale.json
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from _common import completion_perplexity, synthetic_chunks, tomotopy_model, tomotopy_topics
+from _common import write_results
+
+ALPHA = 0.1
+TOMOTOPY_CHECKPOINTS = (10, 25, 50, 100)
+CHUNK = 20_000
+
+
+def write_corpus(D, length, n_test, folder):
+    """Write D training documents to ``folder/docword.txt`` (UCI) and the held-out ones to
+    ``folder/test.npz``; return (path, tokens). The file is written once per size."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path, test_path = folder / "docword.txt", folder / "test.npz"
+    if path.is_file() and test_path.is_file():
+        return path, int(json.loads((folder / "info.json").read_text())["tokens"])
+    body, n_docs, nnz, tokens, test = folder / "body.txt", 0, 0, 0, []
+    with open(body, "w") as fh:
+        for X in synthetic_chunks(D + n_test, length, CHUNK):
+            missing = n_test - sum(t.shape[0] for t in test)   # the first documents: test set
+            if missing > 0:
+                test.append(X[:missing])
+                X = X[missing:]
+            coo = X.tocoo()
+            np.savetxt(fh, np.column_stack([coo.row + n_docs + 1, coo.col + 1, coo.data]),
+                       fmt="%d")
+            n_docs, nnz, tokens = n_docs + X.shape[0], nnz + X.nnz, tokens + int(X.sum())
+    with open(path, "w") as out:
+        out.write(f"{n_docs}\n{X.shape[1]}\n{nnz}\n")
+    os.system(f"cat {body} >> {path} && rm {body}")
+    sp.save_npz(test_path, sp.vstack(test, format="csr"))
+    (folder / "info.json").write_text(json.dumps({"documents": n_docs, "tokens": tokens}))
+    return path, tokens
+
+
+def child(args):
+    """Run one method in this process; print its result as JSON."""
+    from simplexsg import SCIRLDA
+    from simplexsg.datasets import UCIBowCorpus, load_uci_bow
+
+    folder = Path(args.child_folder)
+    X_test = sp.load_npz(folder / "test.npz")
+    if args.child == "scir":
+        corpus = UCIBowCorpus(folder / "docword.txt")
+        n_docs = len(corpus)
+        # evaluate about --evaluations times over the default fit (its steps are known once
+        # the batch is: STREAM_MAX_BATCH documents, DEFAULT_PASSES passes)
+        from simplexsg.lda.defaults import default_batch_size, default_passes
+        steps_per_pass = -(-n_docs // default_batch_size(n_docs, streamed=True))
+        total = steps_per_pass * default_passes(steps_per_pass)
+        model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=0,
+                        n_jobs=args.threads,
+                        evaluate_every=max(1, total // args.evaluations))
+        start = time.perf_counter()
+        model.fit(corpus, X_heldout=X_test)
+        wall = time.perf_counter() - start
+        result = dict(wall_seconds=wall, training_seconds=model.training_seconds_,
+                      steps=model.n_batch_iter_, batch_size=model.batch_size_,
+                      passes=model.n_iter_, documents_seen=model.n_documents_seen_,
+                      seconds_per_document=model.training_seconds_ / model.n_documents_seen_,
+                      curve=[dict(seconds=e["seconds"], perplexity=e["perplexity"],
+                                  step=e["step"]) for e in model.history_],
+                      final_perplexity=model.perplexity(X_test))
+    else:
+        X = load_uci_bow(folder / "docword.txt")[0].tocsr()
+        score = completion_perplexity(X_test, n_jobs=1)
+        model = tomotopy_model(X, args.K, ALPHA, args.beta, seed=0)
+        del X
+        curve, seconds, done = [], 0.0, 0
+        for it in TOMOTOPY_CHECKPOINTS:
+            start = time.perf_counter()
+            model.train(it - done, workers=args.workers)
+            seconds += time.perf_counter() - start
+            done = it
+            curve.append(dict(iterations=it, seconds=seconds, perplexity=score(
+                tomotopy_topics(model, X_test.shape[1], args.beta), ALPHA)))
+        result = dict(curve=curve, workers=args.workers)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def run_child(args, folder, method, **extra):
+    command = [sys.executable, __file__, "--child", method, "--child-folder", str(folder),
+               "--K", str(args.K), "--beta", str(args.beta), "--threads", str(args.threads),
+               "--evaluations", str(args.evaluations)]
+    for key, value in extra.items():
+        command += [f"--{key}", str(value)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parent)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def time_to_reach(curve, target):
+    """Training seconds of the first checkpoint at or below ``target`` perplexity, or None."""
+    return next((e["seconds"] for e in curve if e["perplexity"] <= target), None)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--length", type=int, default=100, help="mean tokens per document")
+    parser.add_argument("--test", type=int, default=1000, help="held-out documents")
+    parser.add_argument("--K", type=int, default=100)
+    parser.add_argument("--beta", type=float, default=0.1)
+    parser.add_argument("--threads", type=int, default=1, help="n_jobs of SCIRLDA")
+    parser.add_argument("--evaluations", type=int, default=20)
+    parser.add_argument("--tomotopy-workers", type=int, nargs="+", default=[1])
+    parser.add_argument("--workdir", default="/tmp/lda_scale")
+    parser.add_argument("--out", default="benchmarks/results/lda_scale.json")
+    parser.add_argument("--child", choices=["scir", "tomotopy"], help=argparse.SUPPRESS)
+    parser.add_argument("--child-folder", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args)
+    results = dict(settings=vars(args), machine=platform.processor() or platform.machine(),
+                   alpha=ALPHA, sizes={})
+    for D in args.sizes:
+        folder = Path(args.workdir) / f"D{D}_L{args.length}"
+        start = time.perf_counter()
+        path, tokens = write_corpus(D, args.length, args.test, folder)
+        print(f"D={D}: {tokens} tokens in {path} ({time.perf_counter() - start:.0f} s to write)",
+              flush=True)
+        entry = dict(documents=D, tokens=tokens, file_mb=path.stat().st_size / 2**20)
+        entry["scir"] = run_child(args, folder, "scir")
+        print(f"  scir: {entry['scir']['training_seconds']:.0f} s, "
+              f"{entry['scir']['peak_rss_mb']:.0f} MB, final perplexity "
+              f"{entry['scir']['final_perplexity']:.1f}", flush=True)
+        for workers in args.tomotopy_workers:
+            t = run_child(args, folder, "tomotopy", workers=workers)
+            final = t["curve"][-1]
+            t["scir_seconds_to_reach_100"] = time_to_reach(entry["scir"]["curve"],
+                                                           final["perplexity"])
+            reach = t["scir_seconds_to_reach_100"]
+            t["time_ratio"] = None if reach is None else reach / final["seconds"]
+            entry[f"tomotopy_{workers}"] = t
+            print(f"  tomotopy ({workers} worker{'s' * (workers > 1)}): 100 iterations "
+                  f"{final['seconds']:.0f} s, perplexity {final['perplexity']:.1f}, "
+                  f"{t['peak_rss_mb']:.0f} MB; scir reaches it in "
+                  f"{'never' if reach is None else f'{reach:.0f} s'}", flush=True)
+        results["sizes"][str(D)] = entry
+    write_results(results, args.out)
+
+
+if __name__ == "__main__":
+    main()

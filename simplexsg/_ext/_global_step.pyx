@@ -1,0 +1,221 @@
+"""The global step of stochastic-gradient LDA, fused: one pass over each topic row moves the
+gamma variables theta (SCIR or SGRLD), computes the topics the next local step uses, and adds
+them to the running average, with no (topics x words) temporary.
+
+Row k of ``theta`` (K, W) targets ``Dirichlet(beta + est_k)``, where ``est_k`` are the estimated
+full-data counts of topic k: given sparse, since a minibatch touches few words. Per row:
+
+* SCIR (Baker et al. 2018): every coordinate takes the exact CIR transition of time h with
+  shape ``a = beta + est`` (``simplexsg._ext._scir``: log-space draws and floors included);
+  its conditional mean is ``theta e^-h + a (1 - e^-h)``.
+* SGRLD, expanded mean (Patterson & Teh 2013): ``theta' = |theta + h drift + sqrt(2 h theta)
+  xi|`` with ``drift = beta - theta + est - n_k theta / sum(theta)``, ``n_k = sum(est_k)``,
+  floored at the smallest normal double; its conditional mean is ``max(theta + h drift, FLOOR)``.
+
+The local topics are the row of the new sample, or of its conditional mean, normalised
+("sample" / "mean", ``simplexsg.lda``'s ``local_topics``). Row k draws only from its own bit
+generator ``bitgens[k]``, so the result does not depend on the threads.
+
+Storage: ``theta`` and the outputs are float64 or float32 (the same type); the arithmetic is
+float64. A float32 output is floored at FLT_MIN (about 1.2e-38), the smallest normal float:
+a coordinate below it is stored as FLT_MIN, which changes no simplex value by more than
+W * FLT_MIN / row sum and the next transition's law with probability below about
+FLT_MIN * e^-h / (1 - e^-h) per coordinate; float32 keeps about 7 significant digits.
+"""
+from cython.parallel cimport parallel, prange
+from libc.float cimport DBL_MIN, FLT_MIN
+from libc.math cimport INFINITY, exp, expm1, fabs, log, sqrt
+from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_standard_normal
+
+from ._scir cimport _scir_row
+
+import numpy as np
+
+#: SCIR draws a Poisson of rate theta e^-h / (1 - e^-h); numpy's sampler needs it far below ~9e18.
+cdef double MAX_POISSON_RATE = 1e17
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline real _store(double v, real* dummy) noexcept nogil:
+    """v as the storage type, floored at that type's smallest normal value."""
+    if real is float:
+        return <float> (v if v > FLT_MIN else FLT_MIN)
+    else:
+        return v
+
+
+cdef void _sgrld_row(const double* theta, const double* shape, double est_total, Py_ssize_t d,
+                     double h, bitgen_t* rng, double* out, double* mean) noexcept nogil:
+    """One expanded-mean SGRLD step of one row with ``shape = beta + est``: the new sample in
+    ``out``, the mean of the step (before the mirror) in ``mean``."""
+    cdef Py_ssize_t j
+    cdef double total = 0.0, drift, m
+    for j in range(d):
+        total += theta[j]
+    for j in range(d):
+        drift = shape[j] - theta[j] - est_total * theta[j] / total
+        m = theta[j] + h * drift
+        out[j] = max(fabs(m + sqrt(2.0 * h * theta[j]) * random_standard_normal(rng)), DBL_MIN)
+        mean[j] = max(m, DBL_MIN)
+
+
+def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_ptr,
+                const int64_t[::1] est_word, const double[::1] est_value, double h,
+                bint sgrld, bint local_mean, const uintptr_t[::1] bitgens,
+                real[:, ::1] theta_out, real[:, ::1] local_out,
+                const real[:, ::1] average_in=None, real[:, ::1] average_out=None,
+                int n_jobs=1):
+    """One global step of every topic row.
+
+    Parameters
+    ----------
+    theta : float64 or float32 C-contiguous (K, W)
+        The gamma variables (> 0).
+    beta : float
+        The topics' Dirichlet prior, > 0.
+    est_ptr, est_word, est_value : int64 (K + 1,), int64 (nnz,), float64 (nnz,)
+        The estimated counts, sparse by topic: row k's are ``est_value[est_ptr[k]:est_ptr[k +
+        1]]`` at the words ``est_word[...]`` (distinct within a row, in ``0 .. W - 1``, >= 0).
+    h : float
+        Diffusion time of the step (> 0).
+    sgrld : bool
+        SGRLD (expanded mean) instead of SCIR.
+    local_mean : bool
+        The local topics are the normalised conditional means, not the normalised samples.
+    bitgens : uintp (K,)
+        ``bitgen_t*`` of each row's generator (kept alive and unused by others by the caller).
+    theta_out, local_out : (K, W), outputs, same type as theta
+        The new theta and the local topics (rows sum to 1). May not alias theta.
+    average_in, average_out : (K, W) or None
+        ``average_out = average_in + local_out`` (``average_in`` None: ``= local_out``), or no
+        average when ``average_out`` is None. ``average_out`` may alias ``average_in``.
+    n_jobs : int
+        OpenMP threads over the rows; no effect on the result.
+
+    Raises ValueError, and writes nothing meaningful, when a SCIR step's Poisson rate
+    ``theta e^-h / (1 - e^-h)`` would exceed 1e17 (an absurdly small h).
+    """
+    cdef Py_ssize_t K = theta.shape[0], W = theta.shape[1], k, j, e
+    if est_ptr.shape[0] != K + 1 or est_ptr[0] != 0 or est_ptr[K] != est_word.shape[0] \
+            or est_value.shape[0] != est_word.shape[0]:
+        raise ValueError(f"est_ptr must have {K + 1} entries from 0 to {est_word.shape[0]}, and "
+                         "est_word and est_value as many entries")
+    if bitgens.shape[0] != K:
+        raise ValueError(f"bitgens has {bitgens.shape[0]} entries for {K} topics")
+    if (theta_out.shape[0] != K or theta_out.shape[1] != W or local_out.shape[0] != K
+            or local_out.shape[1] != W):
+        raise ValueError(f"outputs must have shape ({K}, {W})")
+    if average_out is not None and (average_out.shape[0] != K or average_out.shape[1] != W or (
+            average_in is not None and (average_in.shape[0] != K or average_in.shape[1] != W))):
+        raise ValueError(f"averages must have shape ({K}, {W})")
+    if not (h > 0 and beta > 0):
+        raise ValueError(f"need h > 0 and beta > 0, got h={h}, beta={beta}")
+    cdef Py_ssize_t bad = -1
+    with nogil:
+        for e in range(est_word.shape[0]):
+            if not (0 <= est_word[e] < W and est_value[e] >= 0):
+                bad = e
+                break
+    if bad >= 0:
+        raise ValueError(f"est_word/est_value entry {bad} is out of range")
+    cdef bint averaging = average_out is not None, accumulate = average_in is not None
+    cdef double c = -expm1(-h), decay = exp(-h)
+    cdef double rate = decay / c, log_c = log(c)
+    cdef double* row_theta = NULL
+    cdef double* shape = NULL
+    cdef double* sample = NULL
+    cdef double* mean = NULL
+    cdef double* local
+    cdef double est_total, total
+    cdef real* dummy = NULL
+    cdef int out_of_memory = 0, too_small = 0
+    cdef int* failed = &out_of_memory
+    cdef int* rate_failed = &too_small
+    cdef double largest = MAX_POISSON_RATE / rate if not sgrld else INFINITY
+    with nogil, parallel(num_threads=max(1, n_jobs)):
+        row_theta = <double*> malloc(4 * W * sizeof(double))
+        if row_theta == NULL:
+            failed[0] = 1
+        else:
+            shape = row_theta + W
+            sample = row_theta + 2 * W
+            mean = row_theta + 3 * W
+        for k in prange(K, schedule="dynamic"):
+            if row_theta == NULL:
+                continue
+            est_total = 0.0
+            for j in range(W):
+                row_theta[j] = theta[k, j]
+                shape[j] = beta
+                if row_theta[j] > largest:
+                    rate_failed[0] = 1
+            if rate_failed[0]:
+                continue
+            for e in range(est_ptr[k], est_ptr[k + 1]):
+                shape[est_word[e]] = beta + est_value[e]
+                est_total = est_total + est_value[e]
+            if sgrld:
+                _sgrld_row(row_theta, shape, est_total, W, h, <bitgen_t*> bitgens[k], sample,
+                           mean)
+            else:
+                _scir_row(row_theta, shape, W, c, rate, log_c, <bitgen_t*> bitgens[k], sample)
+                if local_mean:
+                    for j in range(W):
+                        mean[j] = row_theta[j] * decay + shape[j] * c
+            local = mean if local_mean else sample
+            total = 0.0
+            for j in range(W):
+                total = total + local[j]
+            for j in range(W):
+                theta_out[k, j] = _store(sample[j], dummy)
+                local_out[k, j] = _store(local[j] / total, dummy)
+            if averaging:
+                if accumulate:
+                    for j in range(W):
+                        average_out[k, j] = average_in[k, j] + local_out[k, j]
+                else:
+                    for j in range(W):
+                        average_out[k, j] = local_out[k, j]
+        free(row_theta)
+    if out_of_memory:
+        raise MemoryError(f"row buffers of {W} words")
+    if too_small:
+        raise ValueError(f"step size h={h} is too small for this theta (up to "
+                         f"{np.max(theta):.3g}): the CIR Poisson rate theta e^-h / (1 - e^-h) "
+                         f"exceeds {MAX_POISSON_RATE:g}; use a larger step_size")
+
+
+def sgrld_rows(const double[:, ::1] theta, const double[:, ::1] shape,
+               const double[::1] count_totals, double h, const uintptr_t[::1] bitgens,
+               Py_ssize_t rows_per_block, double[:, ::1] out, int n_jobs=1):
+    """One expanded-mean SGRLD step of every row of ``theta`` (n_rows, d) > 0, with
+    ``shape = prior + counts`` and ``count_totals`` the rows' sums of the counts (the n_k of
+    the drift). Rows ``[b * rows_per_block, (b + 1) * rows_per_block)`` draw from the bit
+    generator ``bitgens[b]``, so the result does not depend on ``n_jobs``; writes ``out``."""
+    cdef Py_ssize_t n_rows = theta.shape[0], d = theta.shape[1], n_blocks = bitgens.shape[0]
+    cdef Py_ssize_t b, i
+    if rows_per_block < 1 or n_blocks * rows_per_block < n_rows:
+        raise ValueError(f"{n_blocks} bit generators of {rows_per_block} rows cannot cover "
+                         f"{n_rows} rows")
+    cdef double* mean = NULL
+    cdef int out_of_memory = 0
+    cdef int* failed = &out_of_memory
+    with nogil, parallel(num_threads=max(1, n_jobs)):
+        mean = <double*> malloc(max(d, 1) * sizeof(double))
+        if mean == NULL:
+            failed[0] = 1
+        for b in prange(n_blocks, schedule="static"):
+            if mean == NULL:
+                continue
+            for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
+                _sgrld_row(&theta[i, 0], &shape[i, 0], count_totals[i], d, h,
+                           <bitgen_t*> bitgens[b], &out[i, 0], mean)
+        free(mean)
+    if out_of_memory:
+        raise MemoryError(f"a row buffer of {d} values")

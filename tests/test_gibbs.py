@@ -334,7 +334,7 @@ def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_swe
         for k in range(n_topics):
             cum = cum + float(alpha[k]) * fit[k]
             cdf.append(cum)
-        top = sorted((k for k in range(n_topics) if fit[k] > 0.0625), key=lambda k: -fit[k])
+        top = sorted((k for k in range(n_topics) if fit[k] > 0.03125), key=lambda k: -fit[k])
         eps = max([fit[k] for k in range(n_topics) if k not in top[:32]], default=0.0)
         tables.append((fit, np.array(cdf), [k for k in top[:32] if fit[k] > eps], eps))
     n_dk_sum = np.zeros((len(doc_ptr) - 1, n_topics), dtype=np.int64)
@@ -428,7 +428,7 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_max):
     rng = np.random.default_rng(seed)
     X = random_corpus(rng, n_docs=12, n_words=15, n_empty=2)
     doc_ptr, word_ids, vocab = csr_to_tokens(X)
-    phi = rng.dirichlet(np.full(X.shape[1], 0.1), size=n_topics)
+    phi = rng.dirichlet(np.full(X.shape[1], 0.03), size=n_topics)
     phi[3, vocab[0]] = 0.0                     # a zero weight must never be drawn
     if n_topics == 40:
         phi[:, vocab[1]] = 0.01

@@ -61,7 +61,7 @@ cdef enum:
     TOP_MAX = 32         # top topics kept per word
     DIRECT_MAX = 24      # default: a document using at most this many topics: direct draws
     WORD_BLOCK = 64      # words whose columns are gathered together
-cdef double TOP_FIT = 0.0625   # f_k above which a topic is a top topic (if TOP_MAX allows)
+cdef double TOP_FIT = 0.03125   # f_k above which a topic is a top topic (if TOP_MAX allows)
 
 
 cdef struct WordTable:

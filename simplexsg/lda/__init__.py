@@ -1,8 +1,15 @@
 """Latent Dirichlet allocation by stochastic-gradient MCMC on the topics (SCIR or SGRLD).
 
 Each step takes a minibatch of documents, runs the local Gibbs kernel on their topic assignments
-with the topics fixed (``simplexsg.gibbs``), and moves every topic row with the simplex sampler
-(``simplexsg.simplex``) using the estimated full-data counts ``(D / batch) * mean n_kw``.
+with the topics fixed, and moves every topic row with SCIR or SGRLD using the estimated
+full-data counts ``(D / batch) * mean n_kw``. Modules:
+
+* ``estimator``: ``LDA``, ``SCIRLDA``, ``SGRLDLDA``, scikit-learn's face (parameters, input
+  checks, fitted state, inference);
+* ``training``: the loop (minibatch source -> local step -> global step -> averaging);
+* ``local``: where the local step runs (an executor returning sparse counts);
+* ``topics``: the global step;
+* ``defaults``, ``monitor`` (the convergence check), ``run`` (a fit's resumable plan).
 """
 from .estimator import LDA, SCIRLDA, SGRLDLDA
 

@@ -3,6 +3,7 @@ numpy BitGenerators, and cheap per-document streams behind numpy's ``bitgen_t`` 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
+from posix.stdlib cimport posix_memalign
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -63,6 +64,11 @@ cdef double _xoshiro_next_double(void* state) noexcept nogil:
     return <double> (_xoshiro_next64(state) >> 11) * (1.0 / 9007199254740992.0)
 
 
+#: uint64 words per stream state: 4 used, padded to a 64-byte cache line.
+cdef enum:
+    STATE_WORDS = 8
+
+
 cdef class DocumentStreams:
     """One xoshiro256** bit generator (a numpy ``bitgen_t``) per document.
 
@@ -70,7 +76,8 @@ cdef class DocumentStreams:
     ``SeedSequence.generate_state(4, np.uint64)``) and ``doc_indices[i]`` only, so a kernel that
     draws for a document only from its own stream gives the same result however the documents
     are split into minibatches or threads. ``addresses``: the ``bitgen_t*`` of each stream
-    (uintp array), valid while this object is alive.
+    (uintp array), valid while this object is alive. Each state has a cache line of its own,
+    so that threads drawing from neighbouring streams do not share one (false sharing).
     """
     cdef uint64_t* states
     cdef bitgen_t* bitgens
@@ -83,7 +90,9 @@ cdef class DocumentStreams:
         if k.shape[0] != 4:
             raise ValueError(f"key must hold 4 uint64 words, got {k.shape[0]}")
         self.n = docs.shape[0]
-        self.states = <uint64_t*> malloc(max(self.n, 1) * 4 * sizeof(uint64_t))
+        if posix_memalign(<void**> &self.states, 64,
+                          max(self.n, 1) * STATE_WORDS * sizeof(uint64_t)):
+            self.states = NULL
         self.bitgens = <bitgen_t*> malloc(max(self.n, 1) * sizeof(bitgen_t))
         if self.states == NULL or self.bitgens == NULL:
             raise MemoryError()
@@ -95,8 +104,8 @@ cdef class DocumentStreams:
             h = _mix(key_hash ^ <uint64_t> docs[i])
             for j in range(4):                      # SplitMix64 outputs from seed h
                 h += <uint64_t> 0x9E3779B97F4A7C15ULL
-                self.states[4 * i + j] = _mix(h)
-            self.bitgens[i].state = &self.states[4 * i]
+                self.states[STATE_WORDS * i + j] = _mix(h)
+            self.bitgens[i].state = &self.states[STATE_WORDS * i]
             self.bitgens[i].next_uint64 = &_xoshiro_next64
             self.bitgens[i].next_uint32 = &_xoshiro_next32
             self.bitgens[i].next_double = &_xoshiro_next_double
@@ -118,5 +127,5 @@ cdef class DocumentStreams:
         cdef double[::1] view = out
         cdef Py_ssize_t j
         for j in range(size):
-            view[j] = _xoshiro_next_double(&self.states[4 * i])
+            view[j] = _xoshiro_next_double(&self.states[STATE_WORDS * i])
         return out

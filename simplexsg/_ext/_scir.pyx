@@ -7,7 +7,8 @@ The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(
   (ncx2(df) = chi2(df - 1) + (Z + sqrt(nonc))^2 for df > 1, as numpy does);
 * shape a < 1: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``, the gamma drawn in log space when
   its shape is below 1, ``log G = log Gamma(s + 1) + log(U) / s``, so that it cannot underflow
-  before we decide what to do with it.
+  before we decide what to do with it (log(U) drawn as minus an exponential; the Poisson by
+  its first arrival time, ``_poisson``).
 
 Tiny values, per row (the last axis is the simplex):
 
@@ -27,9 +28,9 @@ from libc.stdint cimport uintptr_t
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
     random_poisson,
+    random_standard_exponential,
     random_standard_gamma,
     random_standard_normal,
-    random_standard_uniform,
 )
 
 ROW_CEILING = 1e-250
@@ -41,10 +42,22 @@ cdef double LOG_FLOOR = log(DBL_MIN)
 
 
 cdef inline double _log_standard_gamma(bitgen_t* rng, double shape) noexcept nogil:
-    """log of a Gamma(shape, 1) draw, accurate for tiny shapes (may be -inf)."""
+    """log of a Gamma(shape, 1) draw, accurate for tiny shapes: for shape < 1,
+    ``log Gamma(shape + 1) + log(U) / shape`` with ``log(U) = -E``, E ~ Exp(1)."""
     if shape >= 1.0:
         return log(random_standard_gamma(rng, shape))
-    return log(random_standard_gamma(rng, shape + 1.0)) + log(random_standard_uniform(rng)) / shape
+    return log(random_standard_gamma(rng, shape + 1.0)) - random_standard_exponential(rng) / shape
+
+
+cdef inline double _poisson(bitgen_t* rng, double lam) noexcept nogil:
+    """A Poisson(lam) draw. The first arrival of a unit-rate Poisson process, E ~ Exp(1), comes
+    after lam with probability e^-lam (the draw is then 0); otherwise the count is 1 plus a
+    Poisson(lam - E) (memorylessness). Cheaper than numpy's for the tiny rates of words with
+    no counts, and exact."""
+    cdef double first = random_standard_exponential(rng)
+    if first > lam:
+        return 0.0
+    return 1.0 + <double> random_poisson(rng, lam - first)
 
 
 cdef inline void _finish_row(double* row, Py_ssize_t d, double log_top) noexcept nogil:
@@ -77,7 +90,7 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
             z = random_standard_normal(rng) + sqrt(2.0 * theta[j] * rate)
             v = c * (random_standard_gamma(rng, a - 0.5) + 0.5 * z * z)
         else:
-            v = log_c + _log_standard_gamma(rng, a + <double> random_poisson(rng, theta[j] * rate))
+            v = log_c + _log_standard_gamma(rng, a + _poisson(rng, theta[j] * rate))
             if v <= LOG_FLOOR:
                 v = max(v, -1e308)              # log(U) = -inf has probability 2^-53
                 out[j] = v

@@ -368,14 +368,17 @@ def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_swe
                 x -= top_mass
                 if x < mass:
                     k = invert(cdf, x)
-                else:
-                    j = min(int((x - mass) / rest * n_other), n_other - 1)
-                    k = z[j + (j >= i)]
-                f = fit[k]
-                if f > eps:
-                    if x < mass:
+                    if fit[k] > eps:
                         return k
+                elif rest > 0:
+                    while True:
+                        j = min(int(rng.random() * n_other), n_other - 1)
+                        k = z[j + (j >= i)]
+                        if not fit[k] > eps:
+                            break
+                else:
                     continue
+                f = fit[k]
                 if rng.random() * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
                     return k
             fallbacks += len(used) > direct_max
@@ -422,14 +425,17 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_max):
     """The kernel against its pure-Python mirror, bit for bit, on a corpus where both the
     rejection draws and the exact fallback occur (peaked topics: many proposals rejected);
     ``direct_max`` -1 forces rejection, else documents switch between the two ways as their
-    number of topics crosses it. With 40 topics, word 1 is equally likely under every topic
-    (40 ties: no top topic) and word 2 has 36 topics above the top threshold (more than the
-    32 kept)."""
+    number of topics crosses it. Word 3 has one top topic and a bound far above its other
+    topics (proposals from the document's other tokens mostly rejected). With 40 topics, word
+    1 is equally likely under every topic (40 ties: no top topic) and word 2 has 36 topics
+    above the top threshold (more than the 32 kept)."""
     rng = np.random.default_rng(seed)
-    X = random_corpus(rng, n_docs=12, n_words=15, n_empty=2)
+    X = random_corpus(rng, n_docs=30, n_words=15, n_empty=2)
     doc_ptr, word_ids, vocab = csr_to_tokens(X)
     phi = rng.dirichlet(np.full(X.shape[1], 0.03), size=n_topics)
     phi[3, vocab[0]] = 0.0                     # a zero weight must never be drawn
+    phi[:, vocab[3]] = 1e-6                    # word 3: topic 0's, topic 1 sets the bound
+    phi[0, vocab[3]], phi[1, vocab[3]] = 0.5, 0.5 / 40   # on the others: most rejected
     if n_topics == 40:
         phi[:, vocab[1]] = 0.01
         phi[:36, vocab[2]] = rng.uniform(0.1, 0.2, 36)
@@ -622,35 +628,40 @@ def test_document_streams_are_reproducible_uniform_and_independent():
 
 
 @pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
-@pytest.mark.parametrize("word", [0, 1])
+@pytest.mark.parametrize("word", [0, 1, 2])
 def test_one_draw_is_the_exact_conditional_whichever_path_draws_it(seed, word, direct_max):
     """One token drawn given 30 others fixed (a warm start and one sweep: the first token is
     drawn once, given the start of the others: 20 on topic 0, 10 on topic 1). Its topic over
     20000 copies is chi-square tested against ``(alpha_k + n_k) phi[k, w]``. Word 1 suits the
-    document's topics (about 93% of proposals accepted: the rejection path draws it); word 0
-    does not (about 1%: the exact fallback draws it after two rejections). The envelope's law
-    ``alpha_k f_k + n_k`` (proposals never rejected) is rejected by the same data. Run with
-    the kernel's default (a document of 2 topics is drawn directly) and with rejection
-    forced."""
+    document's topics (both are its top topics: the rejection path accepts most proposals);
+    word 0 does not (topic 4 is its only top topic: about 1% accepted, the exact fallback
+    draws most); word 2's only top topic is topic 0, so a third of the other tokens sit off
+    its top topics (the part proposed from the document's tokens must count only those).
+    The envelope's law ``alpha_k f_k + n_k`` (proposals never rejected) is rejected by the
+    same data. Run with the kernel's default (a document of 2 topics is drawn directly) and
+    with rejection forced."""
     n_docs, n_topics = 20_000, 6
-    topics = np.full((n_topics, 3), 0.01)
+    topics = np.full((n_topics, 4), 0.005)
     topics[4, 0] = 0.9                                   # word 0: topic 4's word
     topics[0, 1], topics[1, 1] = 0.5, 0.4                # word 1: topics 0 and 1
-    topics[:, 2] = 1.0
+    topics[0, 2] = 0.9                                   # word 2: topic 0's word
+    topics[:, 3] = 1.0                                   # word 3: the other tokens
     topics /= topics.sum(axis=1, keepdims=True)
     alpha = np.full(n_topics, 0.05)
-    row = np.zeros(3, dtype=np.int64)
+    row = np.zeros(4, dtype=np.int64)
     row[word] += 1
-    row[2] += 30
+    row[3] += 30
     X = sp.csr_array(np.tile(row, (n_docs, 1)))
-    # tokens in csr_to_tokens order: the drawn word first, then word 2's 30 tokens
+    # tokens in csr_to_tokens order: the drawn word first, then word 3's 30 tokens
     start = np.array([0] + [0] * 20 + [1] * 10, dtype=np.int32)
     res = gibbs_topic_counts(X, topics, alpha, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
                              assignments=np.tile(start, n_docs), direct_max=direct_max)
     observed = np.bincount(res.assignments.reshape(n_docs, 31)[:, 0], minlength=n_topics)
     others = np.bincount(start[1:], minlength=n_topics)
     column = topics[:, word]
+    fit = column / column.max()
+    assert (fit > 1 / 32).sum() == (2 if word == 1 else 1)  # the top topics said above
     exact = (alpha + others) * column
-    envelope = alpha * column / column.max() + others
+    envelope = alpha * fit + others
     assert stats.chisquare(observed, n_docs * exact / exact.sum()).pvalue > P_MIN
     assert stats.chisquare(observed, n_docs * envelope / envelope.sum()).pvalue < P_MIN

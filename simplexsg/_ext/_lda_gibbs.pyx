@@ -28,10 +28,11 @@ bounded by the envelope
 a mixture of three parts with known totals: ``n_k f_k`` over the top topics (summed per token:
 a few terms, since a word has few topics), ``alpha_k f_k`` drawn by inverting the word's
 cumulative sums (computed once per call: they do not change while phi is fixed), and
-``n_k eps_w`` over the other topics, drawn by taking the topic of a uniformly chosen other
-token of the document (a top topic is refused and the draw repeated). A proposal k is accepted
-with probability ``(alpha_k + n_k) f_k / g(k)`` (1 for a top topic): rejection sampling, so an
-accepted k is an exact draw. After ``2 + (topics in use) / 8`` rejections the token is drawn the
+``n_k eps_w`` over the other topics (total: eps_w times the other tokens not on a top topic),
+drawn by taking the topic of a uniformly chosen other token of the document, chosen again
+while it is a top topic. A proposal k is accepted with probability
+``(alpha_k + n_k) f_k / g(k)`` (1 for a top topic): rejection sampling, so an accepted k is an
+exact draw. After ``2 + (topics in use) / 8`` rejections the token is drawn the
 exact way of SparseLDA (Yao, Mimno and McCallum, 2009): the count part ``n_k f_k`` summed over
 the topics the document uses, then the alpha part; every path returns an exact draw, so does
 their mixture. A token costs O(top topics of its word) when the word fits the document's topics
@@ -104,6 +105,25 @@ cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, 
     return _invert(alpha_cdf, n_topics, x if x < alpha_mass else 0.0)
 
 
+cdef inline Py_ssize_t _other_token_topic(const double* fit, double eps, const int32_t* z,
+                                          Py_ssize_t i, Py_ssize_t n_other,
+                                          bitgen_t* rng) noexcept nogil:
+    """The topic of a uniformly chosen other token of the document whose topic is not one of
+    the word's top topics (``fit > eps``): picks again until it finds one, so the topic k comes
+    with probability n_k / (other tokens off the top topics). The caller makes sure there is
+    one."""
+    cdef Py_ssize_t j, k
+    while True:
+        j = <Py_ssize_t> (rng.next_double(rng.state) * n_other)
+        if j >= n_other:                    # rounding at the top end
+            j = n_other - 1
+        if j >= i:                          # skip the token being drawn
+            j += 1
+        k = z[j]
+        if not fit[k] > eps:
+            return k
+
+
 cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const WordTable* word,
                             const double* alpha, const int64_t* n_dk,
                             const int32_t* z, Py_ssize_t i, Py_ssize_t n_other,
@@ -137,18 +157,14 @@ cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const Wo
         x -= top_mass
         if x < alpha_mass:
             k = _invert(alpha_cdf, n_topics, x)
-        else:
-            j = <Py_ssize_t> ((x - alpha_mass) / rest_mass * n_other)
-            if j >= n_other:                # rounding at the top end
-                j = n_other - 1
-            if j >= i:                      # skip the token being drawn
-                j += 1
-            k = z[j]
-        f = fit[k]
-        if f > eps:                         # a top topic: its g(k) is the conditional
-            if x < alpha_mass:
+            f = fit[k]
+            if f > eps:                     # a top topic: its g(k) is the conditional
                 return k
-            continue                        # the rest part excludes the top topics
+        elif rest_mass > 0.0:
+            k = _other_token_topic(fit, eps, z, i, n_other, rng)
+            f = fit[k]
+        else:                               # x rounded up past the top and alpha parts
+            continue
         if rng.next_double(rng.state) * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
             return k
     return _direct_draw(fit, alpha_cdf, n_dk, topics, n_used, cdf, n_topics, rng)
@@ -307,7 +323,7 @@ cdef void _count_by_word(const int32_t* word_ids, Py_ssize_t n_tokens, Py_ssize_
     ``out_of_memory[0]`` if scratch space cannot be allocated."""
     cdef Py_ssize_t t, w, s, j, m, k, topic
     cdef int64_t* word_start = <int64_t*> malloc((n_words + 1) * sizeof(int64_t))
-    cdef int64_t* cursor = <int64_t*> malloc((n_words + 1) * sizeof(int64_t))
+    cdef int64_t* cursor = <int64_t*> malloc(max(n_words, 1) * sizeof(int64_t))
     cdef int64_t* order = <int64_t*> malloc((n_tokens + 1) * sizeof(int64_t))
     cdef int64_t* counts = NULL
     cdef int32_t* touched = NULL
@@ -359,6 +375,20 @@ cdef void _count_by_word(const int32_t* word_ids, Py_ssize_t n_tokens, Py_ssize_
     free(word_start)
     free(cursor)
     free(order)
+
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+cdef Py_ssize_t _first_outside(const index_t[::1] values, Py_ssize_t upper) noexcept nogil:
+    """Position of the first value outside 0 .. upper - 1, or -1."""
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if values[i] < 0 or values[i] >= upper:
+            return i
+    return -1
 
 
 def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
@@ -423,7 +453,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
     cdef Py_ssize_t n_words = vocab.shape[0], n_topics = phi.shape[0], stride = phi.shape[1]
     cdef Py_ssize_t n_kept = n_sweeps - burn_in
-    cdef Py_ssize_t d, i, t, j, bad = -1
+    cdef Py_ssize_t d, i, t, bad = -1
     cdef bint last_counts = n_dk_last is not None
 
     if n_docs < 0:
@@ -450,18 +480,10 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                 break
     if bad >= 0:
         raise ValueError(f"doc_ptr decreases or bitgens is NULL at document {bad}")
-    with nogil:
-        for i in range(n_tokens):
-            if word_ids[i] < 0 or word_ids[i] >= n_words:
-                bad = i
-                break
+    bad = _first_outside(word_ids, n_words)
     if bad >= 0:
         raise ValueError(f"word_ids[{bad}] = {word_ids[bad]} is outside 0..{n_words - 1}")
-    with nogil:
-        for i in range(n_words):
-            if vocab[i] < 0 or vocab[i] >= stride:
-                bad = i
-                break
+    bad = _first_outside(vocab, stride)
     if bad >= 0:
         raise ValueError(f"vocab[{bad}] = {vocab[bad]} is outside 0..{stride - 1}")
     if assignments is not None:

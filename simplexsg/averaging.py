@@ -9,6 +9,7 @@ from ``2^(j-1)`` on, where ``2^j <= T - 1 < 2^(j+1)`` (T >= 3). That discards at
 first quarter and less than the first half of the chain, whenever it stops, and holds two
 running sums only.
 """
+import numpy as np
 
 
 class TailAverage:
@@ -64,9 +65,10 @@ class TailAverage:
         self._n_current += 1
 
     def add(self, t, x):
-        """Record the sample ``x`` of step ``t`` (steps come in increasing order)."""
+        """Record the sample ``x`` of step ``t`` (steps come in increasing order); the average
+        keeps a copy, so the caller may change ``x`` afterwards."""
         if self.open(t):
-            self.record(x if self._current is None else self._current + x)
+            self.record(np.array(x, copy=True) if self._current is None else self._current + x)
 
     @property
     def count(self):

@@ -51,7 +51,7 @@ class TopicCounts(NamedTuple):
         ``assignments`` were passed in.
     """
     doc_topic: np.ndarray
-    word_topic_sums: Optional[np.ndarray]
+    word_topic_sums: Optional[sp.csr_array]
     n_kept: int
     word_ids: np.ndarray
     doc_topic_last: Optional[np.ndarray] = None

@@ -81,7 +81,7 @@ def sgrld_transition(theta, prior, counts, h, random_state=None, n_jobs=1):
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     d = theta.shape[-1]
     rows = theta.reshape(-1, d)
-    counts = np.asarray(counts, dtype=np.float64).reshape(-1, d)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.float64), theta.shape).reshape(-1, d)
     shape = np.ascontiguousarray(np.broadcast_to(prior, theta.shape), dtype=np.float64)
     rng = check_generator(random_state)
     streams, rows_per_block = _row_streams(rng, rows.shape[0], d)

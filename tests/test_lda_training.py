@@ -191,3 +191,36 @@ def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monk
     lda = SCIRLDA(4, n_gibbs=2, tol=0.05, total_samples=300, random_state=0)
     lda.fit(Stream(X_train), id2word=vocabulary)
     assert lda.stop_reason_ == "converged"
+
+
+# ---------------------------------------------------------------- the global step
+def test_global_step_has_the_exact_scir_moments_and_local_topics():
+    """``step_topics`` on a 3 x 6 state with sparse counts, 4000 draws (one stream per step):
+    each coordinate's mean and variance against the CIR transition's exact one-step moments
+    (mean theta e^-h + a (1 - e^-h), variance a (1 - e^-h)^2 + 2 theta e^-h (1 - e^-h), a =
+    beta + scale * counts), within 5 standard errors (the variance's from the fourth moment);
+    the local topics are the normalised conditional mean, exactly; the average adds them."""
+    import scipy.sparse as sparse
+    from simplexsg.lda.topics import LocalCounts, step_topics
+    rng = np.random.default_rng(0)
+    theta = rng.gamma(1.0, size=(3, 6)) + 0.01
+    word_topic = np.zeros((6, 3), dtype=np.int64)
+    word_topic[1, 0], word_topic[4, 2], word_topic[0, 1] = 5, 3, 7
+    counts = LocalCounts(sparse.csr_array(word_topic), 2, 10)
+    h, beta, scale, n = 0.3, 0.5, 2.0, 4000
+    kwargs = dict(beta=beta, scale=scale, h=h, sampler="scir", local_mean=True,
+                  seed=np.random.SeedSequence(5))
+    draws = np.array([step_topics(theta, counts, step=t, **kwargs)[0] for t in range(n)])
+    a = beta + scale * word_topic.T / 2
+    mean = theta * np.exp(-h) - a * np.expm1(-h)
+    var = a * np.expm1(-h) ** 2 - 2 * theta * np.exp(-h) * np.expm1(-h)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * np.sqrt(var / n))
+    centred = draws - draws.mean(axis=0)
+    var_se = np.sqrt(((centred ** 2 - var) ** 2).mean(axis=0) / n)
+    assert np.all(np.abs(centred.var(axis=0) - var) < 5 * var_se)
+    average = TailAverage(0)
+    _, local = step_topics(theta, counts, step=0, average=average, **kwargs)
+    np.testing.assert_allclose(local, mean / mean.sum(axis=1, keepdims=True), rtol=1e-12)
+    step_topics(theta, counts, step=1, average=average, **kwargs)
+    assert average.count == 2
+    np.testing.assert_allclose(average.mean(), local, rtol=1e-12)   # the same local twice

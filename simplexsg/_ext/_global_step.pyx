@@ -10,9 +10,10 @@ full-data counts of topic k: given sparse, since a minibatch touches few words. 
   its conditional mean is ``theta e^-h + a (1 - e^-h)``.
 * SGRLD, expanded mean (Patterson & Teh 2013): ``theta' = |theta + h drift + sqrt(2 h theta)
   xi|`` with ``drift = beta - theta + est - n_k theta / sum(theta)``, ``n_k = sum(est_k)``,
-  floored at the smallest normal double; its conditional mean is ``max(theta + h drift, FLOOR)``.
+  floored at the smallest normal double; its "mean" here is that of the step before the
+  mirror, ``max(theta + h drift, FLOOR)``.
 
-The local topics are the row of the new sample, or of its conditional mean, normalised
+The local topics are the row of the new sample, or of its mean, normalised
 ("sample" / "mean", ``simplexsg.lda``'s ``local_topics``). Row k draws only from its own bit
 generator ``bitgens[k]``, so the result does not depend on the threads.
 
@@ -25,7 +26,7 @@ FLT_MIN * e^-h / (1 - e^-h) per coordinate; float32 keeps about 7 significant di
 from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MIN, FLT_MIN
 from libc.math cimport INFINITY, exp, expm1, fabs, log, sqrt
-from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_normal
@@ -87,7 +88,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
     sgrld : bool
         SGRLD (expanded mean) instead of SCIR.
     local_mean : bool
-        The local topics are the normalised conditional means, not the normalised samples.
+        The local topics are the normalised means (see above), not the normalised samples.
     bitgens : uintp (K,)
         ``bitgen_t*`` of each row's generator (kept alive and unused by others by the caller).
     theta_out, local_out : (K, W), outputs, same type as theta
@@ -99,7 +100,8 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
         OpenMP threads over the rows; no effect on the result.
 
     Raises ValueError, and writes nothing meaningful, when a SCIR step's Poisson rate
-    ``theta e^-h / (1 - e^-h)`` would exceed 1e17 (an absurdly small h).
+    ``theta e^-h / (1 - e^-h)`` would exceed 1e17 (an absurdly small h) at a coordinate whose
+    shape is below 1 (the others draw no Poisson).
     """
     cdef Py_ssize_t K = theta.shape[0], W = theta.shape[1], k, j, e
     if est_ptr.shape[0] != K + 1 or est_ptr[0] != 0 or est_ptr[K] != est_word.shape[0] \
@@ -137,7 +139,8 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
     cdef int out_of_memory = 0, too_small = 0
     cdef int* failed = &out_of_memory
     cdef int* rate_failed = &too_small
-    cdef double largest = MAX_POISSON_RATE / rate if not sgrld else INFINITY
+    cdef double largest = MAX_POISSON_RATE / rate
+    cdef bint check_rate = not sgrld and beta < 1.0
     with nogil, parallel(num_threads=max(1, n_jobs)):
         row_theta = <double*> malloc(4 * W * sizeof(double))
         if row_theta == NULL:
@@ -153,13 +156,15 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
             for j in range(W):
                 row_theta[j] = theta[k, j]
                 shape[j] = beta
-                if row_theta[j] > largest:
-                    rate_failed[0] = 1
-            if rate_failed[0]:
-                continue
             for e in range(est_ptr[k], est_ptr[k + 1]):
                 shape[est_word[e]] = beta + est_value[e]
                 est_total = est_total + est_value[e]
+            if check_rate:                  # only shapes below 1 draw a Poisson
+                for j in range(W):
+                    if shape[j] < 1.0 and row_theta[j] > largest:
+                        rate_failed[0] = 1
+            if rate_failed[0]:
+                continue
             if sgrld:
                 _sgrld_row(row_theta, shape, est_total, W, h, <bitgen_t*> bitgens[k], sample,
                            mean)
@@ -203,6 +208,11 @@ def sgrld_rows(const double[:, ::1] theta, const double[:, ::1] shape,
     if rows_per_block < 1 or n_blocks * rows_per_block < n_rows:
         raise ValueError(f"{n_blocks} bit generators of {rows_per_block} rows cannot cover "
                          f"{n_rows} rows")
+    if (shape.shape[0] != n_rows or shape.shape[1] != d or count_totals.shape[0] != n_rows
+            or out.shape[0] != n_rows or out.shape[1] != d):
+        raise ValueError(f"theta is {n_rows} x {d}, shape {shape.shape[0]} x {shape.shape[1]}, "
+                         f"count_totals {count_totals.shape[0]}, out {out.shape[0]} x "
+                         f"{out.shape[1]}: they must match")
     cdef double* mean = NULL
     cdef int out_of_memory = 0
     cdef int* failed = &out_of_memory

@@ -92,7 +92,7 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
         else:
             v = log_c + _log_standard_gamma(rng, a + _poisson(rng, theta[j] * rate))
             if v <= LOG_FLOOR:
-                v = max(v, -1e308)              # log(U) = -inf has probability 2^-53
+                v = max(v, -1e308)              # -E / shape overflows for a subnormal shape
                 out[j] = v
                 log_top_tiny = max(log_top_tiny, v)
                 continue

@@ -7,8 +7,9 @@ bag-of-words file in chunks (never held in full); the first --test documents are
 memory. Then, each in its own process so that its peak resident memory
 (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) is its own:
 
-* ``scir``: ``SCIRLDA(n_components=K, random_state=0, n_jobs=--threads)`` with no other
-  argument, fitted on ``UCIBowCorpus(path)`` (streamed, constant memory) with
+* ``scir``: ``SCIRLDA(n_components=K, topic_word_prior=--beta, random_state=0, n_jobs=n)``
+  for each n of --threads, no other argument, fitted on ``UCIBowCorpus(path)`` (streamed,
+  constant memory) with
   ``evaluate_every`` giving the held-out perplexity about --evaluations times in the fit
   (the evaluations are not counted in its training seconds);
 * ``tomotopy``: the corpus loaded in memory, ``LDAModel`` (alpha 0.1, eta --beta, optimisation
@@ -27,9 +28,9 @@ against tomotopy's time for them.
 """
 import argparse
 import json
-import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -66,7 +67,9 @@ def write_corpus(D, length, n_test, folder):
             n_docs, nnz, tokens = n_docs + X.shape[0], nnz + X.nnz, tokens + int(X.sum())
     with open(path, "w") as out:
         out.write(f"{n_docs}\n{X.shape[1]}\n{nnz}\n")
-    os.system(f"cat {body} >> {path} && rm {body}")
+        with open(body) as fh:
+            shutil.copyfileobj(fh, out)
+    body.unlink()
     sp.save_npz(test_path, sp.vstack(test, format="csr"))
     (folder / "info.json").write_text(json.dumps({"documents": n_docs, "tokens": tokens}))
     return path, tokens
@@ -88,7 +91,7 @@ def child(args):
         steps_per_pass = -(-n_docs // default_batch_size(n_docs, streamed=True))
         total = steps_per_pass * default_passes(steps_per_pass)
         model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=0,
-                        n_jobs=args.threads,
+                        n_jobs=args.workers,
                         evaluate_every=max(1, total // args.evaluations))
         start = time.perf_counter()
         model.fit(corpus, X_heldout=X_test)
@@ -120,8 +123,7 @@ def child(args):
 
 def run_child(args, folder, method, **extra):
     command = [sys.executable, __file__, "--child", method, "--child-folder", str(folder),
-               "--K", str(args.K), "--beta", str(args.beta), "--threads", str(args.threads),
-               "--evaluations", str(args.evaluations)]
+               "--K", str(args.K), "--beta", str(args.beta), "--evaluations", str(args.evaluations)]
     for key, value in extra.items():
         command += [f"--{key}", str(value)]
     out = subprocess.run(command, capture_output=True, text=True, check=True,
@@ -141,9 +143,11 @@ def main():
     parser.add_argument("--test", type=int, default=1000, help="held-out documents")
     parser.add_argument("--K", type=int, default=100)
     parser.add_argument("--beta", type=float, default=0.1)
-    parser.add_argument("--threads", type=int, default=1, help="n_jobs of SCIRLDA")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                        help="n_jobs of SCIRLDA (one fit each)")
     parser.add_argument("--evaluations", type=int, default=20)
-    parser.add_argument("--tomotopy-workers", type=int, nargs="+", default=[1])
+    parser.add_argument("--tomotopy-workers", type=int, nargs="*", default=[1],
+                        help="tomotopy's workers (one fit each; none: ours only)")
     parser.add_argument("--workdir", default="/tmp/lda_scale")
     parser.add_argument("--out", default="benchmarks/results/lda_scale.json")
     parser.add_argument("--child", choices=["scir", "tomotopy"], help=argparse.SUPPRESS)
@@ -161,22 +165,27 @@ def main():
         print(f"D={D}: {tokens} tokens in {path} ({time.perf_counter() - start:.0f} s to write)",
               flush=True)
         entry = dict(documents=D, tokens=tokens, file_mb=path.stat().st_size / 2**20)
-        entry["scir"] = run_child(args, folder, "scir")
-        print(f"  scir: {entry['scir']['training_seconds']:.0f} s, "
-              f"{entry['scir']['peak_rss_mb']:.0f} MB, final perplexity "
-              f"{entry['scir']['final_perplexity']:.1f}", flush=True)
+        for threads in args.threads:
+            ours = entry[f"scir_{threads}"] = run_child(args, folder, "scir", workers=threads)
+            print(f"  scir ({threads} thread{'s' * (threads > 1)}): "
+                  f"{ours['training_seconds']:.0f} s for {ours['passes']} passes, "
+                  f"{ours['seconds_per_document'] * 1e6:.0f} us per document, "
+                  f"{ours['peak_rss_mb']:.0f} MB, final perplexity "
+                  f"{ours['final_perplexity']:.1f}", flush=True)
         for workers in args.tomotopy_workers:
-            t = run_child(args, folder, "tomotopy", workers=workers)
+            t = entry[f"tomotopy_{workers}"] = run_child(args, folder, "tomotopy",
+                                                         workers=workers)
             final = t["curve"][-1]
-            t["scir_seconds_to_reach_100"] = time_to_reach(entry["scir"]["curve"],
-                                                           final["perplexity"])
-            reach = t["scir_seconds_to_reach_100"]
-            t["time_ratio"] = None if reach is None else reach / final["seconds"]
-            entry[f"tomotopy_{workers}"] = t
             print(f"  tomotopy ({workers} worker{'s' * (workers > 1)}): 100 iterations "
                   f"{final['seconds']:.0f} s, perplexity {final['perplexity']:.1f}, "
-                  f"{t['peak_rss_mb']:.0f} MB; scir reaches it in "
-                  f"{'never' if reach is None else f'{reach:.0f} s'}", flush=True)
+                  f"{t['peak_rss_mb']:.0f} MB", flush=True)
+            for threads in args.threads:
+                reach = time_to_reach(entry[f"scir_{threads}"]["curve"], final["perplexity"])
+                t[f"scir_{threads}_seconds_to_reach_100"] = reach
+                t[f"scir_{threads}_time_ratio"] = (None if reach is None
+                                                   else reach / final["seconds"])
+                print(f"    scir ({threads} thread{'s' * (threads > 1)}) reaches it in "
+                      f"{'never' if reach is None else f'{reach:.0f} s'}", flush=True)
         results["sizes"][str(D)] = entry
     write_results(results, args.out)
 

@@ -61,6 +61,14 @@ def check_int(name, value, minimum=1):
     return int(value)
 
 
+def check_tol(tol):
+    """A convergence tolerance: None, or a number in [0, 1) (a fraction); else ValueError."""
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, numbers.Real)
+                            or not 0 <= tol < 1):
+        raise ValueError(f"tol must be None or lie in [0, 1), got {tol!r}")
+    return None if tol is None else float(tol)
+
+
 def physical_memory():
     """Bytes of physical memory, or None where the system does not say (not POSIX)."""
     try:

@@ -171,7 +171,7 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
             raise RuntimeError("interrupted")
 
     monkeypatch.setattr(DPMixture, "_move", move_then_fail)
-    dp = DPMixture(batch_size=100, max_iter=5, random_state=1)
+    dp = DPMixture(batch_size=100, max_iter=5, init="random", random_state=1)
     with pytest.raises(RuntimeError, match="interrupted"):
         dp.fit(X)
     assert len(seen) == 5 and all(z is seen[0][0] for z, _ in seen) and seen[0][0] is not previous

@@ -9,11 +9,14 @@ supplies, so the kernel holds no random state and its result does not depend on 
 With ``weighted`` the draw is ``∝ w_j prod_c phi_jc^x_ic`` instead: the exact conditional of z
 given the weights when the slice is -inf and every component of noticeable weight is present
 (used for rows that have no allocation to slice from yet).
+
+``sequential_allocation`` is the proposal of the split-merge move (``simplexsg.dpmixture.split_merge``):
+a block's rows split in two, one row at a time, by the Dirichlet-multinomial predictive.
 """
 from cython.parallel cimport parallel, prange, threadid
-from libc.math cimport INFINITY, exp
+from libc.math cimport INFINITY, exp, fabs, lgamma, log, log1p
 from libc.stdint cimport SIZE_MAX, int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
@@ -90,3 +93,110 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
         if z[i] < 0:
             missing += 1
     return missing
+
+
+cdef inline double _softplus(double x) noexcept nogil:
+    """log(1 + exp(x)) without overflow."""
+    return (x if x > 0.0 else 0.0) + log1p(exp(-fabs(x)))
+
+
+cdef double _log_rising(double a, double x) noexcept nogil:
+    """log of the rising factorial a (a + 1) ... (a + x - 1) = lgamma(a + x) - lgamma(a), for a
+    count x >= 0 (a sum of logs when x is a small integer, lgamma otherwise)."""
+    cdef double total = 0.0, t = 0.0
+    if x > 16.0 or x != <double> <int64_t> x:
+        return lgamma(a + x) - lgamma(a)
+    while t < x:
+        total = total + log(a + t)
+        t = t + 1.0
+    return total
+
+
+cdef double _log_predictive(const int64_t[::1] indptr, const int64_t[::1] indices,
+                            const double[::1] data, Py_ssize_t i, const double* counts,
+                            double total, double base, double dim_base) noexcept nogil:
+    """log p(x_i | the rows already in a block) under Dirichlet(base) components, without the
+    multinomial coefficient: the block's summed counts ``counts`` (d,) and their ``total``."""
+    cdef Py_ssize_t p
+    cdef double row_total = 0.0, result = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        result = result + _log_rising(counts[indices[p]] + base, data[p])
+        row_total = row_total + data[p]
+    return result - _log_rising(total + dim_base, row_total)
+
+
+cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
+                   Py_ssize_t i, double* counts, double* total) noexcept nogil:
+    cdef Py_ssize_t p
+    for p in range(indptr[i], indptr[i + 1]):
+        counts[indices[p]] += data[p]
+        total[0] += data[p]
+
+
+def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
+                          const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
+                          Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
+                          signed char[::1] side, bint forced, double base):
+    """Sequentially allocated split of a block (Dahl 2003): returns log q, the log probability
+    of the sides.
+
+    The two new blocks start as ``{anchor0}`` and ``{anchor1}``; each row of ``rows`` in turn
+    joins side 1 with probability ``n1 p(x | block 1) / (n0 p(x | block 0) + n1 p(x | block 1))``
+    (n: rows in the block so far; p: the Dirichlet(base)-multinomial predictive given the block's
+    rows so far), else side 0. ``forced`` False: the side is ``uniform[r] < P(side 1)`` and is
+    written to ``side[r]``; True: ``side`` is read, not drawn (the probability of a given split,
+    for the reverse of a merge). Rows are CSR (indptr, indices, data) with ``n_features`` columns.
+    """
+    cdef Py_ssize_t r, n = rows.shape[0]
+    cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
+    cdef double totals[2]
+    cdef double sizes[2]
+    cdef double lp0, lp1, p1, log_q = 0.0, dim_base = n_features * base
+    if counts == NULL:
+        raise MemoryError(f"sequential_allocation: no memory for 2 x {n_features} counts")
+    totals[0] = totals[1] = 0.0
+    sizes[0] = sizes[1] = 1.0
+    with nogil:
+        _add_row(indptr, indices, data, anchor0, counts, &totals[0])
+        _add_row(indptr, indices, data, anchor1, counts + n_features, &totals[1])
+        for r in range(n):
+            lp0 = log(sizes[0]) + _log_predictive(indptr, indices, data, rows[r], counts,
+                                                  totals[0], base, dim_base)
+            lp1 = log(sizes[1]) + _log_predictive(indptr, indices, data, rows[r],
+                                                  counts + n_features, totals[1], base, dim_base)
+            p1 = 1.0 / (1.0 + exp(lp0 - lp1))
+            if not forced:
+                side[r] = 1 if uniform[r] < p1 else 0
+            # log p1 = -softplus(lp0 - lp1), log(1 - p1) = -softplus(lp1 - lp0): no log(0)
+            log_q = log_q - (_softplus(lp0 - lp1) if side[r] else _softplus(lp1 - lp0))
+            sizes[side[r]] += 1.0
+            _add_row(indptr, indices, data, rows[r], counts + side[r] * n_features,
+                     &totals[side[r]])
+    free(counts)
+    return log_q
+
+
+def block_log_marginal(const int64_t[::1] indptr, const int64_t[::1] indices,
+                       const double[::1] data, Py_ssize_t n_features, const int64_t[::1] rows,
+                       double base):
+    """log DirMult(summed counts of ``rows`` | Dirichlet(base)) without the multinomial
+    coefficient: ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]``
+    over the categories c present. O(entries of the rows), with d doubles of scratch."""
+    cdef Py_ssize_t r, p, c
+    cdef double* counts = <double*> calloc(max(n_features, 1), sizeof(double))
+    cdef double total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
+    if counts == NULL:
+        raise MemoryError(f"block_log_marginal: no memory for {n_features} counts")
+    with nogil:
+        for r in range(rows.shape[0]):
+            for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
+                counts[indices[p]] += data[p]
+                total = total + data[p]
+        for r in range(rows.shape[0]):
+            for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
+                c = indices[p]
+                if counts[c] > 0.0:                 # each category once
+                    result = result + lgamma(base + counts[c]) - log_gamma_base
+                    counts[c] = 0.0
+    free(counts)
+    return result + lgamma(n_features * base) - lgamma(n_features * base + total)

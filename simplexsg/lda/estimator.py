@@ -12,7 +12,7 @@ from .. import metrics
 from .._estimator import first_partial_fit_total, restore_on_error
 from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
-                           physical_memory)
+                           check_tol, physical_memory)
 from ..averaging import TailAverage
 from ..corpus import BowStream, as_corpus, check_counts, corpus_features, is_bow_corpus
 from ..gibbs import AssignmentStore, fold_in
@@ -298,11 +298,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         params["checkpoint_every"] = check_checkpoint(self.checkpoint_every,
                                                       self.checkpoint_path)
         params["checkpoint_path"] = self.checkpoint_path
-        tol = self.tol
-        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
-                                or not 0 <= tol < 1):
-            raise ValueError(f"tol must be None or lie in [0, 1), got {tol!r}")
-        params["tol"] = None if tol is None else float(tol)
+        params["tol"] = check_tol(self.tol)
         learn = self.learn_doc_topic_prior
         if isinstance(learn, (bool, np.bool_)):
             learn = bool(learn)

@@ -26,12 +26,22 @@ One iteration on a set S of rows (a minibatch; every row for ``sampler="gibbs"``
    scaled by N/|S|, one SCIR/SGRLD step (exact draws, an infinitely long SCIR step, for "gibbs");
 6. ``alpha ~ Gamma(a + J, b - sum_{j<J} log(1 - v_j))``, its conditional given the J sticks.
 
+For "gibbs", ``split_merge`` split-merge proposals (``split_merge.py``) follow step 3: each
+changes a whole component at once and is exact, so that the number of clusters changes in a
+few iterations rather than by one row at a time.
+
+A new chain starts (``init="pilot"``) from a short exact chain with split-merge moves on a
+random subset of the rows, whose components, sticks and alpha start the full chain: a
+one-row-at-a-time sampler started from 20 components merges true clusters and keeps them merged
+(SCIR has no move that splits), while the pilot's clusters are found on few rows at little cost.
+
 This is the order of the SCIR paper's DP mixture experiment with the bugs of its authors'
 code fixed: the counts that
 move the sticks and components are those of the rows just allocated, not of a fresh minibatch
 with stale allocations; emptied components are redrawn from the base measure, not reused; SGRLD
 drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
 """
+import copy
 import time
 
 import numpy as np
@@ -40,14 +50,17 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import array_digest, atomic_dump, first_partial_fit_total, restore_on_error
-from ._ext._dp import slice_allocate
-from ._optional import tqdm
-from ._random import seed_sequence, substream
-from ._validation import check_checkpoint, check_int, check_n_jobs, check_positive_scalar
-from .corpus import check_counts
-from .schedules import as_schedule
-from .simplex import SCIR, SGRLD, scir_transition, to_simplex
+from .._estimator import array_digest, atomic_dump, first_partial_fit_total, restore_on_error
+from .._ext._dp import slice_allocate
+from .._optional import tqdm
+from .._random import seed_sequence, substream
+from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
+                           check_tol)
+from ..corpus import check_counts
+from ..schedules import as_schedule
+from ..simplex import SCIR, SGRLD, scir_transition, to_simplex
+from ..stopping import Plateau
+from .split_merge import SplitMerge
 
 #: Step sizes per sampler, components and sticks (h is the diffusion time of a step, as in
 #: ``simplexsg.simplex``): the SCIR paper's tuned values for msweb.
@@ -57,6 +70,12 @@ SAMPLER_DEFAULTS = {
     "gibbs": dict(cls=None, step_size=None, stick_step_size=None),
 }
 
+#: Iterations of ``max_iter=None``: without, and with ``max_time`` or ``tol``.
+_MAX_ITER, _MAX_ITER_OPEN_ENDED = 1000, 10**9
+#: Training rows the convergence check scores when no ``X_heldout`` is given.
+_MONITOR_ROWS = 1000
+#: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``.
+_PILOT_ITER, _PILOT_SPLIT_MERGE = 200, 50
 #: Sticks drawn at a time when the leftover mass must shrink below the smallest slice.
 _NEW_STICKS = 8
 #: Rows new to the chain (``partial_fit``) are allocated ∝ w_j Mult(x | phi_j) after the sticks
@@ -64,10 +83,10 @@ _NEW_STICKS = 8
 _LEFTOVER_TOLERANCE = 1e-6
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
-_INIT, _ORDER, _STEP = range(3)
+_INIT, _ORDER, _STEP, _MONITOR = range(4)
 #: Parameters a resumed fit may change: they change neither the chain nor its length.
 _RESUMABLE_PARAMS = {"warm_start", "checkpoint_every", "checkpoint_path", "n_jobs", "verbose",
-                     "random_state"}
+                     "random_state", "max_time"}
 
 
 def _row_sums(X, values):
@@ -94,15 +113,41 @@ class DPMixture(ClusterMixin, BaseEstimator):
     alpha_prior : (float, float), default (1.0, 1.0)
         Shape and rate of the Gamma prior of the DP concentration alpha.
     initial_components : int, default 20
-        Components at the start; rows are allocated uniformly among them.
+        Components at the start of the chain (``init="random"``) or of the pilot chain; rows
+        are allocated uniformly among them.
+    init : {"pilot", "random"}, default "pilot"
+        How a new chain starts. "pilot": the exact sampler with split-merge moves
+        (``_PILOT_ITER`` iterations, ``_PILOT_SPLIT_MERGE`` proposals each) on ``init_rows``
+        random rows (all rows if fewer) finds the clusters; its components, sticks and alpha
+        start the chain, and every row is allocated to them ``∝ w_j Mult(x | phi_j)``.
+        "random": ``initial_components`` components from the base measure, rows allocated
+        uniformly. Either way the chain targets the same posterior; the pilot saves the
+        iterations a one-row-at-a-time sampler needs to create or split components.
+    init_rows : int, default 5000
+        Rows of the pilot chain.
     batch_size : int, default 1000
         Rows per iteration (S), visited in passes of a fresh permutation; counts are scaled by
         N / |S|. Ignored by "gibbs".
     step_size, stick_step_size : float or schedule, default None (``SAMPLER_DEFAULTS``)
         Diffusion time h of the components' and the sticks' steps (``simplexsg.simplex``);
         ``stick_step_size`` None is the sampler default. Ignored by "gibbs".
-    max_iter : int, default 1000
-        Iterations of ``fit``.
+    max_iter : int, default None
+        Iterations of ``fit``; None: ``_MAX_ITER`` (1000), or without a limit of its own
+        (``_MAX_ITER_OPEN_ENDED``) when ``max_time`` or ``tol`` decides when to stop.
+    max_time : float, default None
+        Training budget in seconds (the pilot of ``init`` included, evaluations excluded):
+        ``fit`` stops after the first iteration that reaches it, so it overruns by less than one
+        iteration.
+    tol : float in [0, 1) or None, default None
+        Convergence check (None: none): after each pass over the rows (each iteration of
+        "gibbs"), ``score`` of the monitor rows, ``X_heldout`` when given, else a seeded sample
+        of ``_MONITOR_ROWS`` (1000) training rows; ``fit`` stops once ``n_iter_no_change``
+        successive scores fail to improve the best one before them by the fraction ``tol`` of
+        its magnitude (``simplexsg.stopping.Plateau`` on minus the score). The state is one
+        posterior sample, so the score fluctuates by the chain's own spread: ``tol`` below that
+        spread (1e-3 is about it on msweb) waits for ``n_iter_no_change`` fluctuations.
+    n_iter_no_change : int, default 3
+        Scores without progress before the convergence check stops ``fit``.
     total_samples : int, default None
         N for ``partial_fit``'s scaling N / batch: after ``fit``, its N; on a first call
         without it, scikit-learn's default of 10^6 rows, with a warning.
@@ -123,6 +168,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         1: a progress bar (needs tqdm); 2: also a line per evaluation.
     evaluate_every : int, default 0
         Iterations between the entries of ``history_`` (0: never).
+    split_merge : int, default 10
+        Split-merge proposals per iteration of the exact sampler (``split_merge.SplitMerge``;
+        each exact), after the rows' allocations; 0: none. Ignored by "scir" and "sgrld".
 
     Attributes
     ----------
@@ -135,7 +183,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         or not (the sampler state).
     interrupted_ : True while a fit is unfinished (after an exception during its iterations,
         in a checkpoint): the state is that after the last completed iteration.
-    training_seconds_ : seconds of ``fit``'s iterations (evaluations excluded).
+    training_seconds_ : seconds of ``fit``'s iterations and pilot (evaluations excluded).
+    stop_reason_ : why ``fit`` stopped: "max_iter", "max_time" or "converged" (None while a
+        fit is unfinished).
     history_ : list of dicts (iteration, seconds, alpha, n_components, score): every
         ``evaluate_every`` iterations; ``score`` is ``score(X_heldout)`` (None without it);
         seconds count training only.
@@ -146,9 +196,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
 
     def __init__(self, sampler="scir", *, base_concentration=0.5, alpha_prior=(1.0, 1.0),
                  initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,
-                 max_iter=1000, total_samples=None, warm_start=False, checkpoint_every=None,
+                 max_iter=None, max_time=None, tol=None, n_iter_no_change=3, total_samples=None, warm_start=False, checkpoint_every=None,
                  checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
-                 evaluate_every=0):
+                 evaluate_every=0, split_merge=10, init="pilot", init_rows=5000):
         self.sampler = sampler
         self.base_concentration = base_concentration
         self.alpha_prior = alpha_prior
@@ -157,6 +207,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self.step_size = step_size
         self.stick_step_size = stick_step_size
         self.max_iter = max_iter
+        self.max_time = max_time
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.total_samples = total_samples
         self.warm_start = warm_start
         self.checkpoint_every = checkpoint_every
@@ -165,6 +218,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.evaluate_every = evaluate_every
+        self.split_merge = split_merge
+        self.init = init
+        self.init_rows = init_rows
 
     # ---------------------------------------------------------------- parameters
     def _check_params(self):
@@ -184,13 +240,25 @@ class DPMixture(ClusterMixin, BaseEstimator):
             alpha_rate=check_positive_scalar("alpha_prior rate", b),
             initial_components=check_int("initial_components", self.initial_components, 1),
             batch_size=check_int("batch_size", self.batch_size, 1),
-            max_iter=check_int("max_iter", self.max_iter, 1),
+            max_iter=(None if self.max_iter is None else check_int("max_iter", self.max_iter, 1)),
+            max_time=(None if self.max_time is None
+                      else check_positive_scalar("max_time", self.max_time)),
+            tol=check_tol(self.tol),
+            n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change, 1),
             n_jobs=check_n_jobs(self.n_jobs),
             evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
+            split_merge=check_int("split_merge", self.split_merge, 0),
+            init_rows=check_int("init_rows", self.init_rows, 1),
             total_samples=(None if self.total_samples is None
                            else check_int("total_samples", self.total_samples, 1)),
             checkpoint_every=check_checkpoint(self.checkpoint_every, self.checkpoint_path),
         )
+        if self.init not in ("pilot", "random"):
+            raise ValueError(f"init must be 'pilot' or 'random', got {self.init!r}")
+        params["init"] = self.init
+        if params["max_iter"] is None:
+            open_ended = params["max_time"] is not None or params["tol"] is not None
+            params["max_iter"] = _MAX_ITER_OPEN_ENDED if open_ended else _MAX_ITER
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise ValueError(f"warm_start must be True or False, got {self.warm_start!r}")
         params["warm_start"] = bool(self.warm_start)
@@ -273,11 +341,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 raise ValueError(f"warm_start {what}: {', '.join(changed)} differ")
         if not resume:
             if not extend:
+                start = time.perf_counter()
                 self._init_state(params, seed_sequence(self.random_state))
-                self._z = np.random.default_rng(substream(self.random_state_, _INIT, 1)) \
-                    .integers(params["initial_components"], size=X.shape[0])
-            self.total_samples_, self.training_seconds_ = X.shape[0], 0.0
+                self._z = self._initial_allocations(X, params)
+                self.training_seconds_ = time.perf_counter() - start
+            else:
+                self.training_seconds_ = 0.0
+            self.total_samples_ = X.shape[0]
             self._end_iter = self.n_iter_ + params["max_iter"]
+            self._plateau = (None if params["tol"] is None
+                             else Plateau(params["tol"], params["n_iter_no_change"]))
+        self.stop_reason_ = None
         self._fingerprint, self.interrupted_ = fingerprint, True
         return X, heldout, params
 
@@ -285,7 +359,12 @@ class DPMixture(ClusterMixin, BaseEstimator):
         """The iterations ``n_iter_ .. _end_iter - 1``, each undone if it raises."""
         n_rows = X.shape[0]
         batch = n_rows if self.sampler == "gibbs" else min(params["batch_size"], n_rows)
+        split_merge = (SplitMerge(X, params["base"])
+                       if self.sampler == "gibbs" and params["split_merge"] else None)
+        monitor = self._monitor_rows(X, heldout) if self._plateau is not None else None
+        check_every = -(-n_rows // batch)           # iterations per pass
         progress = self._progress(self._end_iter - self.n_iter_)
+        reason = "max_iter"
         try:
             for t in range(self.n_iter_, self._end_iter):
                 epoch, offset = divmod(t * batch, n_rows)
@@ -296,6 +375,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     start = time.perf_counter()
                     X_rows, rng = X[rows], self._step_rng(t)
                     z_rows = self._allocate(X_rows, self._z[rows], params, rng)
+                    if split_merge is not None:
+                        self._split_merge(split_merge, z_rows, params, rng)
                     self._z[rows] = z_rows          # in place: the one array of this chain
                     self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
                     self.training_seconds_ += time.perf_counter() - start
@@ -309,6 +390,14 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 if params["checkpoint_every"] and self.n_iter_ % params["checkpoint_every"] == 0:
                     self._summarise(self._z)
                     atomic_dump(self, self.checkpoint_path)
+                if params["max_time"] is not None and self.training_seconds_ >= params["max_time"]:
+                    reason = "max_time"
+                    break
+                if monitor is not None and self.n_iter_ % check_every == 0 \
+                        and self._converged(monitor):
+                    reason = "converged"
+                    break
+            self.stop_reason_ = reason
         finally:
             if progress is not None:
                 progress.close()
@@ -354,6 +443,23 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self._summarise(z_rows)
         return self
 
+    def _initial_allocations(self, X, params):
+        """Allocations of every row at the start of a new chain (``init``)."""
+        if params["init"] == "random":
+            return np.random.default_rng(substream(self.random_state_, _INIT, 1)) \
+                .integers(params["initial_components"], size=X.shape[0])
+        rng = np.random.default_rng(substream(self.random_state_, _INIT, 2))
+        rows = (np.sort(rng.choice(X.shape[0], params["init_rows"], replace=False))
+                if params["init_rows"] < X.shape[0] else np.arange(X.shape[0]))
+        pilot = DPMixture("gibbs", base_concentration=params["base"],
+                          alpha_prior=(params["alpha_shape"], params["alpha_rate"]),
+                          initial_components=params["initial_components"], init="random",
+                          max_iter=_PILOT_ITER, split_merge=_PILOT_SPLIT_MERGE,
+                          n_jobs=params["n_jobs"],
+                          random_state=substream(self.random_state_, _INIT, 3)).fit(X[rows])
+        self.theta_, self.sticks_, self.alpha_ = pilot.theta_, pilot.sticks_, pilot.alpha_
+        return self._allocate(X, None, params, rng)
+
     def _init_state(self, params, seed):
         rng = np.random.default_rng(substream(seed, _INIT, 0))
         K, d = params["initial_components"], self.n_features_in_
@@ -397,11 +503,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
             log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
             lowest = log_slice.min()
         while log_rest > lowest:
-            new = self._prior_sticks(_NEW_STICKS, rng)
-            self.sticks_ = np.vstack([self.sticks_, new])
-            self.theta_ = np.vstack([self.theta_, scir_transition(
-                np.ones((_NEW_STICKS, self.n_features_in_)),
-                np.full((_NEW_STICKS, self.n_features_in_), params["base"]), np.inf, rng)])
+            self._extend(_NEW_STICKS, params, rng)
             log_w, log_rest = self._log_weights(self.sticks_)
         log_phi = np.log(to_simplex(self.theta_))
         z_new = np.empty(X.shape[0], dtype=np.int64)
@@ -411,6 +513,39 @@ class DPMixture(ClusterMixin, BaseEstimator):
         if missing:  # cannot happen: w_z >= u_i always holds for the row's own component
             raise RuntimeError(f"{missing} rows found no component above their slice")
         return z_new
+
+    def _monitor_rows(self, X, heldout):
+        """The rows the convergence check scores (``tol``)."""
+        if heldout is not None:
+            return heldout
+        rng = np.random.default_rng(substream(self.random_state_, _MONITOR, 0))
+        n = X.shape[0]
+        return X[np.sort(rng.choice(n, _MONITOR_ROWS, replace=False))] if n > _MONITOR_ROWS else X
+
+    def _converged(self, monitor):
+        """Score the current state on the monitor rows; True on a plateau (``tol``)."""
+        self._summarise(self._z)
+        plateau = copy.copy(self._plateau)          # rebound: an interruption keeps the old one
+        done = plateau.update(-self.score(monitor))
+        self._plateau = plateau
+        return done
+
+    def _split_merge(self, move, z, params, rng):
+        """``params["split_merge"]`` split-merge proposals on the allocations z of every row
+        (``split_merge.SplitMerge``; in place), then as many represented sticks and components
+        as the labels need (drawn from the prior: the exact sampler redraws them given z)."""
+        for _ in range(params["split_merge"]):
+            move.propose(z, self.alpha_, rng)
+        missing = int(z.max()) + 1 - self.sticks_.shape[0]
+        if missing > 0:
+            self._extend(missing, params, rng)
+
+    def _extend(self, n, params, rng):
+        """Append n sticks from the prior and n components from the base measure."""
+        self.sticks_ = np.vstack([self.sticks_, self._prior_sticks(n, rng)])
+        self.theta_ = np.vstack([self.theta_, scir_transition(
+            np.ones((n, self.n_features_in_)), np.full((n, self.n_features_in_), params["base"]),
+            np.inf, rng)])
 
     def _move(self, X, z, scale, params, t, z_all, rng):
         """Steps 4-6: truncate, redraw empty components, move sticks and components by the

@@ -1,0 +1,196 @@
+"""The DP mixture's samplers at their defaults on many data sets: held-out score, occupied
+clusters and ARI (where labels are known) against training time (#13).
+
+Data sets (``--sets``; ``tuning`` / ``heldout`` / ``all``):
+* synthetic mixtures of multinomials with known labels (``make_multinomial_mixture``, 300
+  categories, rows of 20 counts, components Dirichlet(0.1), weights Dirichlet(a): unbalanced),
+  K from 5 to 200, N from 10^3 to 10^5, 2,000 held-out rows;
+* msweb (the SCIR paper's data: UCI train / test files, ``$SIMPLEXSG_DATA/msweb``);
+* the text corpora of ``$SIMPLEXSG_DATA/corpora`` clustered as documents (at most 20,000
+  training and 2,000 held-out documents each, a seeded random subset).
+The defaults were chosen on the ``tuning`` group (synthetic seed 0 sets and msweb); the
+``heldout`` group (other synthetic draws, the text corpora) is the check.
+
+Every sampler ("scir", "sgrld", "gibbs") runs ``DPMixture(sampler, max_time=budget)`` with no
+other setting, ``--seeds`` seeds, and records ``score(X_heldout)`` (mean log predictive per
+held-out row) about 40 times over its budget. The score "at equal time" is the mean of a
+sampler's scores in the last quarter of the budget (one state is one posterior sample: the mean
+smooths its spread). The summary gives, per data set, each sampler's score, clusters with at
+least 1% of the rows and held-out ARI, and the default's gap to the best sampler, in percent of
+the best score's magnitude. JSON + one PNG per data set.
+
+    python benchmarks/dp_study.py --out benchmarks/results            # about 25 minutes
+    python benchmarks/dp_study.py --quick                              # a minute
+"""
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import adjusted_rand_score
+
+from simplexsg import DPMixture
+from simplexsg.datasets import load_msweb, load_uci_bow, make_multinomial_mixture
+
+SAMPLERS = ("scir", "sgrld", "gibbs")
+#: name: (K, N, weight concentration a, seed, group)
+SYNTHETIC = {
+    "mix-K5-N1e3": (5, 1_000, 1.0, 0, "tuning"),
+    "mix-K30-N1e4": (30, 10_000, 1.0, 0, "tuning"),
+    "mix-K100-N1e5": (100, 100_000, 2.0, 0, "tuning"),
+    "mix-K20-N1e3": (20, 1_000, 1.0, 1, "heldout"),
+    "mix-K50-N1e4": (50, 10_000, 0.5, 1, "heldout"),
+    "mix-K40-N1e5": (40, 100_000, 0.5, 1, "heldout"),
+    "mix-K100-N1e5-b": (100, 100_000, 5.0, 1, "heldout"),
+    "mix-K200-N1e5": (200, 100_000, 5.0, 1, "heldout"),
+}
+CORPORA = ("news", "fortunes", "parlspeech_en", "healthtweets")
+MAX_ROWS, HELDOUT_ROWS = 20_000, 2_000
+
+
+def synthetic(K, N, a, seed):
+    weights = np.random.default_rng(seed).dirichlet(np.full(K, a))
+    X, labels, _, _ = make_multinomial_mixture(N + HELDOUT_ROWS, 300, K, weights=weights,
+                                               concentration=0.1, row_length=20,
+                                               random_state=seed)
+    return X[:N], X[N:], labels[:N], labels[N:]
+
+
+def corpus(name, root):
+    X = load_uci_bow(root / "corpora" / name / "docword.txt.gz")[0].tocsr()
+    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
+    order = np.random.default_rng(0).permutation(X.shape[0])
+    n_train = min(MAX_ROWS, X.shape[0] - HELDOUT_ROWS)
+    return X[np.sort(order[:n_train])], X[np.sort(order[-HELDOUT_ROWS:])], None, None
+
+
+def data_sets(which, root):
+    """(name, group, loader) of the chosen sets; a set whose files are absent is skipped."""
+    out = [(name, spec[4], lambda spec=spec: synthetic(*spec[:4]))
+           for name, spec in SYNTHETIC.items()]
+    if root is not None and (root / "msweb").exists():
+        out.append(("msweb", "tuning", lambda: (load_msweb(root / "msweb", "train"),
+                                                load_msweb(root / "msweb", "test"), None, None)))
+    for name in CORPORA:
+        if root is not None and (root / "corpora" / name).exists():
+            out.append((name, "heldout", lambda name=name: corpus(name, root)))
+    if which in ("tuning", "heldout"):
+        return [s for s in out if s[1] == which]
+    if which == "all":
+        return out
+    return [s for s in out if s[0] in which]
+
+
+def budget(n_rows):
+    """Seconds per sampler: 10 below 10^4 rows, 20 below 10^5, 30 at 10^5 and more."""
+    return 10.0 if n_rows < 10_000 else 20.0 if n_rows < 100_000 else 30.0
+
+
+def run(sampler, X, X_test, labels_test, seconds, seed):
+    start = time.perf_counter()
+    every = max(1, 40_000 // X.shape[0]) if sampler == "gibbs" else 50
+    dp = DPMixture(sampler, max_time=seconds, evaluate_every=every, random_state=seed)
+    dp.fit(X, X_heldout=X_test)
+    curve = [(h["seconds"], h["score"], h["n_components"]) for h in dp.history_]
+    late = [s for t, s, _ in curve if t >= 0.75 * seconds] or [curve[-1][1]]
+    sizes = np.bincount(dp.labels_)
+    return dict(sampler=sampler, seed=seed, curve=curve, score=float(np.mean(late)),
+                final_score=dp.score(X_test), iterations=dp.n_iter_,
+                clusters=int(dp.n_components_),
+                clusters_1pct=int(np.sum(sizes >= 0.01 * X.shape[0])),
+                ari=None if labels_test is None else
+                float(adjusted_rand_score(labels_test, dp.predict(X_test))),
+                wall_seconds=time.perf_counter() - start)
+
+
+def summarise(results):
+    lines = [f"{'set':>16} {'group':>8} {'N':>7} {'true1%':>6} " + " ".join(
+        f"{s + ' score':>12} {'cl1%':>4} {'ARI':>5}" for s in SAMPLERS) + "  default gap %"]
+    for entry in results:
+        by = {s: [r for r in entry["runs"] if r["sampler"] == s] for s in SAMPLERS}
+        med = {s: (np.median([r["score"] for r in rs]), np.median([r["clusters_1pct"] for r in rs]),
+                   None if rs[0]["ari"] is None else np.median([r["ari"] for r in rs]))
+               for s, rs in by.items() if rs}
+        best = max(m[0] for m in med.values())
+        gap = 100 * (best - med["scir"][0]) / abs(best) if "scir" in med else float("nan")
+        cells = " ".join(f"{m[0]:12.3f} {m[1]:4.0f} {'' if m[2] is None else f'{m[2]:.3f}':>5}"
+                         for m in med.values())
+        true = entry.get("true_clusters_1pct")
+        lines.append(f"{entry['name']:>16} {entry['group']:>8} {entry['n_rows']:>7} "
+                     f"{'' if true is None else true:>6} {cells}  {gap:6.2f}")
+    return "\n".join(lines)
+
+
+def plot(entry, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, sampler in enumerate(SAMPLERS):
+        for r in entry["runs"]:
+            if r["sampler"] == sampler:
+                t, s, _ = zip(*r["curve"])
+                ax.plot(t, s, color=f"C{i}", alpha=0.8,
+                        label=sampler if r["seed"] == 0 else None)
+    ax.set(xlabel="training seconds", ylabel="held-out log predictive per row",
+           title=f"{entry['name']} (N = {entry['n_rows']})")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", nargs="+", default=["all"],
+                        help="names, or tuning / heldout / all")
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="two small sets, 1 seed, 5 s each")
+    parser.add_argument("--data", default=None, help="folder holding msweb/ and corpora/ "
+                        "(default: $SIMPLEXSG_DATA; without it the synthetic sets only)")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--summary-only", nargs="+", metavar="PATH")
+    args = parser.parse_args()
+    if args.summary_only:
+        results = sum((json.loads(Path(p).read_text()) for p in args.summary_only), [])
+        print(summarise(results))
+        return
+    data = args.data or os.environ.get("SIMPLEXSG_DATA")
+    root = Path(data) if data else None
+    which = args.sets[0] if len(args.sets) == 1 and args.sets[0] in ("all", "tuning",
+                                                                       "heldout") else args.sets
+    sets = data_sets(["mix-K5-N1e3", "mix-K20-N1e3"] if args.quick else which, root)
+    seeds = 1 if args.quick else args.seeds
+    if root is None:
+        print("no data folder ($SIMPLEXSG_DATA or --data): msweb and the corpora are skipped")
+    results = []
+    for name, group, load in sets:
+        X, X_test, labels, labels_test = load()
+        seconds = 5.0 if args.quick else budget(X.shape[0])
+        entry = dict(name=name, group=group, n_rows=X.shape[0], n_features=X.shape[1],
+                     budget=seconds, runs=[], true_clusters_1pct=None if labels is None else
+                     int(np.sum(np.bincount(labels) >= 0.01 * labels.size)))
+        for seed in range(seeds):
+            for sampler in SAMPLERS:
+                r = run(sampler, X, X_test, labels_test, seconds, seed)
+                entry["runs"].append(r)
+                ari = "" if r["ari"] is None else f", ARI {r['ari']:.3f}"
+                print(f"{name} seed {seed} {sampler:>5}: score {r['score']:.3f}, "
+                      f"{r['clusters_1pct']} clusters >= 1%{ari}, {r['iterations']} iterations",
+                      flush=True)
+        results.append(entry)
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            plot(entry, out / f"dp_study_{name}.png")
+            (out / "dp_study.json").write_text(json.dumps(results, indent=1))
+    print(summarise(results))
+
+
+if __name__ == "__main__":
+    main()

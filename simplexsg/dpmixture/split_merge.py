@@ -1,0 +1,128 @@
+"""Split-merge moves for the exact sampler of the DP mixture (Jain & Neal 2004, with the
+sequentially-allocated proposal of Dahl 2003).
+
+The slice sampler changes one row's component at a time, so a component that holds two true
+clusters, or two components that hold halves of one, persist for many sweeps. A split-merge move
+changes a whole block at once, by Metropolis-Hastings on the labelled allocations z with the
+components and the sticks integrated out::
+
+    p(z | alpha, X) ∝ prod_{j < J} B(1 + n_j, alpha + M_j) / B(1, alpha)
+                      x prod_{occupied j} DirMult(X_j | base)
+
+(n_j rows in component j, M_j rows in components after j, J one past the last occupied label,
+X_j the summed counts of component j's rows; the multinomial coefficients are the same for
+every z and are left out). The labels matter: stick-breaking weights are not exchangeable, so
+the move is on labelled allocations, not on bare partitions.
+
+One proposal: an ordered pair of rows (i, k), uniform.
+
+* Same component c: split. The new label e is uniform among the empty labels below J and J
+  itself; k moves to e, i stays, and the other rows of c, in a random order, join i's or k's
+  side by the sequential allocation of ``_ext._dp.sequential_allocation`` (probability q).
+  Acceptance ``p(z') |E(z)| / (p(z) q)``.
+* Different components c = z_i, e = z_k: merge e into c. The reverse split must be able to pick
+  e again (e below or at J of the merged state); then acceptance ``p(z') q / (p(z) |E(z')|)`` with
+  q the probability that the sequential allocation, in a random order, recreates the two blocks.
+  Since q <= 1, a merge whose ratio without q is already below the uniform is rejected without
+  computing q (the same decision, at the cost of one pass over the two blocks).
+
+The random order is drawn the same way in both directions and independently of the state, so
+each order defines a reversible move and so does their mixture. A move followed by exact draws
+of the components and sticks given z (the exact sampler's next steps) leaves the joint
+posterior invariant.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import betaln
+
+from .._ext._dp import block_log_marginal, sequential_allocation
+
+
+def log_labelled_prior(occupancy, alpha):
+    """log p(z | alpha) up to a constant, from the rows per label (occupancy, any length; the
+    labels after the last occupied one contribute nothing)."""
+    occupied = np.flatnonzero(occupancy)
+    if occupied.size == 0:
+        return 0.0
+    n = np.asarray(occupancy[:occupied[-1] + 1], dtype=np.float64)
+    after = np.concatenate([np.cumsum(n[::-1])[::-1][1:], [0.0]])
+    return float(np.sum(betaln(1.0 + n, alpha + after)) - n.size * betaln(1.0, alpha))
+
+
+def _labels_to_choose(occupancy):
+    """The labels a split may give its new block: empty ones below J, and J (J one past the
+    last occupied label)."""
+    J = np.flatnonzero(occupancy)[-1] + 1
+    return np.concatenate([np.flatnonzero(occupancy[:J] == 0), [J]])
+
+
+class SplitMerge:
+    """Split-merge proposals on rows X (CSR counts) with Dirichlet(``base``) components.
+
+    ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
+    (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
+    """
+
+    def __init__(self, X, base):
+        X = sp.csr_matrix(X)
+        self.indptr = X.indptr.astype(np.int64)
+        self.indices = X.indices.astype(np.int64)
+        self.data = X.data.astype(np.float64)
+        self.n_features, self.base = X.shape[1], float(base)
+
+    def _block(self, rows):
+        return block_log_marginal(self.indptr, self.indices, self.data, self.n_features,
+                                  np.asarray(rows, dtype=np.int64), self.base)
+
+    def _allocation(self, i, k, others, side, forced, rng):
+        """log q of the sequential allocation of ``others`` between i (side 0) and k (side 1)."""
+        return sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i, k,
+                                     others, rng.random(others.size) if not forced
+                                     else np.zeros(others.size), side, forced, self.base)
+
+    def propose(self, z, alpha, rng):
+        n_rows = z.size
+        if n_rows < 2:
+            return None
+        i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
+        k += k >= i                                     # an ordered pair of distinct rows
+        log_u = np.log(rng.random())
+        occupancy = np.bincount(z)
+        c, e = int(z[i]), int(z[k])
+        if c == e:
+            members = np.flatnonzero(z == c)
+            others = rng.permutation(members[(members != i) & (members != k)])
+            choices = _labels_to_choose(occupancy)
+            e = int(choices[rng.integers(choices.size)])
+            side = np.empty(others.size, dtype=np.int8)
+            log_q = self._allocation(i, k, others, side, False, rng)
+            moved = np.concatenate([[k], others[side == 1]])
+            kept = np.concatenate([[i], others[side == 0]])
+            after = np.zeros(max(occupancy.size, e + 1), dtype=np.int64)
+            after[:occupancy.size] = occupancy
+            after[c], after[e] = kept.size, moved.size
+            log_ratio = (self._block(kept) + self._block(moved) - self._block(members)
+                         + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
+                         - log_q + np.log(choices.size))
+            kind = "split"
+        else:
+            after = occupancy.copy()
+            after[c], after[e] = occupancy[c] + occupancy[e], 0
+            choices = _labels_to_choose(after)
+            if e > choices[-1]:           # the reverse split could not pick e: never accepted
+                return None
+            block_c, block_e = np.flatnonzero(z == c), np.flatnonzero(z == e)
+            members = np.concatenate([block_c, block_e])
+            log_ratio = (self._block(members) - self._block(block_c) - self._block(block_e)
+                         + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
+                         - np.log(choices.size))
+            if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
+                return None
+            others = rng.permutation(members[(members != i) & (members != k)])
+            side = (z[others] == e).astype(np.int8)
+            log_ratio += self._allocation(i, k, others, side, True, rng)
+            moved, e, kind = block_e, c, "merge"
+        if log_u < log_ratio:
+            z[moved] = e
+            return kind
+        return None

@@ -71,8 +71,8 @@ def data_sets(which, root):
     out = [(name, spec[4], lambda spec=spec: synthetic(*spec[:4]))
            for name, spec in SYNTHETIC.items()]
     if root is not None and (root / "msweb").exists():
-        out.append(("msweb", "tuning", lambda: (load_msweb(root / "msweb", "train"),
-                                                load_msweb(root / "msweb", "test"), None, None)))
+        out.append(("msweb", "tuning", lambda: (load_msweb(root / "msweb", "train").X,
+                                                load_msweb(root / "msweb", "test").X, None, None)))
     for name in CORPORA:
         if root is not None and (root / "corpora" / name).exists():
             out.append((name, "heldout", lambda name=name: corpus(name, root)))
@@ -90,14 +90,16 @@ def budget(n_rows):
 
 def run(sampler, X, X_test, labels_test, seconds, seed):
     start = time.perf_counter()
-    every = max(1, 40_000 // X.shape[0]) if sampler == "gibbs" else 50
+    every = max(1, 40_000 // X.shape[0]) if sampler == "gibbs" else 25
     dp = DPMixture(sampler, max_time=seconds, evaluate_every=every, random_state=seed)
     dp.fit(X, X_heldout=X_test)
     curve = [(h["seconds"], h["score"], h["n_components"]) for h in dp.history_]
-    late = [s for t, s, _ in curve if t >= 0.75 * seconds] or [curve[-1][1]]
+    final_score = dp.score(X_test)
+    late = [s for t, s, _ in curve if t >= 0.75 * seconds] or [final_score]
     sizes = np.bincount(dp.labels_)
     return dict(sampler=sampler, seed=seed, curve=curve, score=float(np.mean(late)),
-                final_score=dp.score(X_test), iterations=dp.n_iter_,
+                final_score=final_score, iterations=dp.n_iter_,
+                seconds=dp.training_seconds_,
                 clusters=int(dp.n_components_),
                 clusters_1pct=int(np.sum(sizes >= 0.01 * X.shape[0])),
                 ari=None if labels_test is None else

@@ -147,3 +147,16 @@ def test_a_move_that_can_only_be_rejected_changes_nothing():
         before = z.copy()
         if move.propose(z, ALPHA, rng) is None:
             assert np.array_equal(z, before)
+
+
+def test_run_with_its_cache_makes_the_same_moves_as_single_proposals():
+    """``run`` keeps the components' marginals between proposals: the same moves, bit for bit,
+    as proposals that compute every marginal afresh (on a data set with many accepted moves)."""
+    X = np.random.default_rng(2).poisson(0.5, size=(60, 8))
+    move = SplitMerge(X, BETA6)
+    z_run, z_single = np.zeros(60, dtype=np.int64), np.zeros(60, dtype=np.int64)
+    accepted = move.run(z_run, 1.0, np.random.default_rng(3), 500)
+    rng = np.random.default_rng(3)
+    kinds = [move.propose(z_single, 1.0, rng) for _ in range(500)]
+    assert accepted == sum(kind is not None for kind in kinds) > 20
+    np.testing.assert_array_equal(z_run, z_single)

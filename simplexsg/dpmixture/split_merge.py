@@ -61,6 +61,7 @@ class SplitMerge:
 
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
+    ``run(z, alpha, rng, n)`` makes n of them, computing each component's marginal once.
     """
 
     def __init__(self, X, base):
@@ -70,9 +71,23 @@ class SplitMerge:
         self.data = X.data.astype(np.float64)
         self.n_features, self.base = X.shape[1], float(base)
 
-    def _block(self, rows):
-        return block_log_marginal(self.indptr, self.indices, self.data, self.n_features,
-                                  np.asarray(rows, dtype=np.int64), self.base)
+    def _block(self, rows, cache=None, label=None):
+        """log marginal of the block of ``rows``; ``cache[label]`` when it holds it."""
+        if cache is not None and label in cache:
+            return cache[label]
+        value = block_log_marginal(self.indptr, self.indices, self.data, self.n_features,
+                                   np.asarray(rows, dtype=np.int64), self.base)
+        if cache is not None:
+            cache[label] = value
+        return value
+
+    def run(self, z, alpha, rng, n_proposals):
+        """``n_proposals`` proposals on z (in place); returns how many were accepted. The
+        components' marginals are kept between proposals (z changes only through them)."""
+        cache, accepted = {}, 0
+        for _ in range(n_proposals):
+            accepted += self.propose(z, alpha, rng, cache) is not None
+        return accepted
 
     def _allocation(self, i, k, others, side, forced, rng):
         """log q of the sequential allocation of ``others`` between i (side 0) and k (side 1)."""
@@ -80,7 +95,7 @@ class SplitMerge:
                                      others, rng.random(others.size) if not forced
                                      else np.zeros(others.size), side, forced, self.base)
 
-    def propose(self, z, alpha, rng):
+    def propose(self, z, alpha, rng, cache=None):
         n_rows = z.size
         if n_rows < 2:
             return None
@@ -101,10 +116,10 @@ class SplitMerge:
             after = np.zeros(max(occupancy.size, e + 1), dtype=np.int64)
             after[:occupancy.size] = occupancy
             after[c], after[e] = kept.size, moved.size
-            log_ratio = (self._block(kept) + self._block(moved) - self._block(members)
+            log_ratio = (self._block(kept) + self._block(moved) - self._block(members, cache, c)
                          + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
                          - log_q + np.log(choices.size))
-            kind = "split"
+            target, kind = e, "split"
         else:
             after = occupancy.copy()
             after[c], after[e] = occupancy[c] + occupancy[e], 0
@@ -113,7 +128,8 @@ class SplitMerge:
                 return None
             block_c, block_e = np.flatnonzero(z == c), np.flatnonzero(z == e)
             members = np.concatenate([block_c, block_e])
-            log_ratio = (self._block(members) - self._block(block_c) - self._block(block_e)
+            log_ratio = (self._block(members) - self._block(block_c, cache, c)
+                         - self._block(block_e, cache, e)
                          + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
                          - np.log(choices.size))
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
@@ -121,8 +137,11 @@ class SplitMerge:
             others = rng.permutation(members[(members != i) & (members != k)])
             side = (z[others] == e).astype(np.int8)
             log_ratio += self._allocation(i, k, others, side, True, rng)
-            moved, e, kind = block_e, c, "merge"
+            moved, target, kind = block_e, c, "merge"
         if log_u < log_ratio:
-            z[moved] = e
+            z[moved] = target
+            if cache is not None:
+                cache.pop(c, None)
+                cache.pop(e, None)
             return kind
         return None

@@ -16,8 +16,8 @@ other setting, ``--seeds`` seeds, and records ``score(X_heldout)`` (mean log pre
 held-out row) about 40 times over its budget. The score "at equal time" is the mean of a
 sampler's scores in the last quarter of the budget (one state is one posterior sample: the mean
 smooths its spread). The summary gives, per data set, each sampler's score, clusters with at
-least 1% of the rows and held-out ARI, and the default's gap to the best sampler, in percent of
-the best score's magnitude. JSON + one PNG per data set.
+least 1% of the rows and held-out ARI, and the gaps of the default (``sampler="auto"``) and of
+SCIR to the best sampler, in percent of the best score's magnitude. JSON + one PNG per data set.
 
     python benchmarks/dp_study.py --out benchmarks/results            # about 25 minutes
     python benchmarks/dp_study.py --quick                              # a minute
@@ -33,6 +33,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, load_uci_bow, make_multinomial_mixture
+from simplexsg.dpmixture.estimator import AUTO_GIBBS_ROWS
 
 SAMPLERS = ("scir", "sgrld", "gibbs")
 #: name: (K, N, weight concentration a, seed, group)
@@ -83,9 +84,12 @@ def data_sets(which, root):
     return [s for s in out if s[0] in which]
 
 
-def budget(n_rows):
-    """Seconds per sampler: 10 below 10^4 rows, 20 below 10^5, 30 at 10^5 and more."""
-    return 10.0 if n_rows < 10_000 else 20.0 if n_rows < 100_000 else 30.0
+def budget(X):
+    """Seconds per sampler: 10 below 10^4 rows, 20 below 10^5, 30 at 10^5 and more; 30 for a
+    vocabulary above 5,000 words (the exact sampler's sweep and the pilot draw J x V gammas)."""
+    if X.shape[1] > 5000:
+        return 30.0
+    return 10.0 if X.shape[0] < 10_000 else 20.0 if X.shape[0] < 100_000 else 30.0
 
 
 def run(sampler, X, X_test, labels_test, seconds, seed):
@@ -107,21 +111,32 @@ def run(sampler, X, X_test, labels_test, seconds, seed):
                 wall_seconds=time.perf_counter() - start)
 
 
+def default_sampler(n_rows):
+    """The sampler of ``DPMixture()`` ("auto") on a data set of ``n_rows`` rows."""
+    return "gibbs" if n_rows <= AUTO_GIBBS_ROWS else "scir"
+
+
 def summarise(results):
+    """Per data set: each sampler's median score, clusters >= 1% and ARI over seeds; the gaps
+    of the default ("auto") and of SCIR to the best sampler, in percent of its magnitude."""
     lines = [f"{'set':>16} {'group':>8} {'N':>7} {'true1%':>6} " + " ".join(
-        f"{s + ' score':>12} {'cl1%':>4} {'ARI':>5}" for s in SAMPLERS) + "  default gap %"]
+        f"{s + ' score':>12} {'cl1%':>4} {'ARI':>5}" for s in SAMPLERS)
+        + "  default  gap %  scir gap %"]
     for entry in results:
         by = {s: [r for r in entry["runs"] if r["sampler"] == s] for s in SAMPLERS}
         med = {s: (np.median([r["score"] for r in rs]), np.median([r["clusters_1pct"] for r in rs]),
                    None if rs[0]["ari"] is None else np.median([r["ari"] for r in rs]))
                for s, rs in by.items() if rs}
         best = max(m[0] for m in med.values())
-        gap = 100 * (best - med["scir"][0]) / abs(best) if "scir" in med else float("nan")
+        default = default_sampler(entry["n_rows"])
+        gap, scir_gap = (100 * (best - med[s][0]) / abs(best) if s in med else float("nan")
+                         for s in (default, "scir"))
         cells = " ".join(f"{m[0]:12.3f} {m[1]:4.0f} {'' if m[2] is None else f'{m[2]:.3f}':>5}"
                          for m in med.values())
         true = entry.get("true_clusters_1pct")
         lines.append(f"{entry['name']:>16} {entry['group']:>8} {entry['n_rows']:>7} "
-                     f"{'' if true is None else true:>6} {cells}  {gap:6.2f}")
+                     f"{'' if true is None else true:>6} {cells}  {default:>7} {gap:6.2f} "
+                     f"{scir_gap:10.2f}")
     return "\n".join(lines)
 
 
@@ -135,7 +150,7 @@ def plot(entry, path):
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, sampler in enumerate(SAMPLERS):
         for r in entry["runs"]:
-            if r["sampler"] == sampler:
+            if r["sampler"] == sampler and r["curve"]:
                 t, s, _ = zip(*r["curve"])
                 ax.plot(t, s, color=f"C{i}", alpha=0.8,
                         label=sampler if r["seed"] == 0 else None)
@@ -173,7 +188,7 @@ def main():
     results = []
     for name, group, load in sets:
         X, X_test, labels, labels_test = load()
-        seconds = 5.0 if args.quick else budget(X.shape[0])
+        seconds = 5.0 if args.quick else budget(X)
         entry = dict(name=name, group=group, n_rows=X.shape[0], n_features=X.shape[1],
                      budget=seconds, runs=[], true_clusters_1pct=None if labels is None else
                      int(np.sum(np.bincount(labels) >= 0.01 * labels.size)))

@@ -1,4 +1,4 @@
-"""Cluster msweb users with the SCIR DP mixture and print each large cluster's top pages.
+"""Cluster msweb users with the DP mixture (its default sampler, "auto") and print each large cluster's top pages.
 
 Data: UCI "Anonymous Microsoft Web Data" (not bundled): ``--data`` or ``$SIMPLEXSG_DATA/msweb``
 holding ``anonymous-msweb.data`` and ``anonymous-msweb.test``. A page's lift in a cluster is its
@@ -18,8 +18,9 @@ from simplexsg.datasets import load_msweb
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None)
-    parser.add_argument("--sampler", default="scir", choices=("scir", "sgrld", "gibbs"))
-    parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--sampler", default="auto", choices=("auto", "scir", "sgrld", "gibbs"))
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="iterations (default: the sampler's own, 200 sweeps for gibbs)")
     parser.add_argument("--min-share", type=float, default=0.02,
                         help="list clusters holding at least this share of the users")
     parser.add_argument("--seed", type=int, default=0)
@@ -35,7 +36,7 @@ def main():
     dp = DPMixture(args.sampler, max_iter=args.iterations, random_state=args.seed, verbose=1)
     start = time.perf_counter()
     dp.fit(train.X)
-    print(f"{dp.n_components_} occupied clusters, alpha {dp.alpha_:.2f}, "
+    print(f"{dp.sampler_}: {dp.n_components_} occupied clusters, alpha {dp.alpha_:.2f}, "
           f"{time.perf_counter() - start:.1f} s; mean test log predictive per user "
           f"{dp.score(test.X):.3f}\n")
     overall = np.asarray(train.X.sum(axis=0)).ravel() / train.X.sum()

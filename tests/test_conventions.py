@@ -67,7 +67,7 @@ REG_Y = REG_X @ [1.0, -1.0, 0.5] + np.random.default_rng(2).standard_normal(40)
 SMALL_FITS = {
     SCIRLDA: (SCIRLDA(2, max_iter=2), (COUNTS,), "components_"),
     SGRLDLDA: (SGRLDLDA(2, max_iter=2), (COUNTS,), "components_"),
-    DPMixture: (DPMixture(max_iter=5, batch_size=10, initial_components=3), (COUNTS,),
+    DPMixture: (DPMixture("scir", max_iter=5, batch_size=10, initial_components=3), (COUNTS,),
                 "theta_"),
     BayesianLinearRegression: (BayesianLinearRegression(n_iter=100), (REG_X, REG_Y),
                                "coef_samples_"),

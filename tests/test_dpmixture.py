@@ -49,7 +49,7 @@ def test_recovers_known_mixture(mixture, sampler):
 
 def test_predict_matches_training_labels(mixture):
     X, labels, _, _ = mixture
-    dp = DPMixture(batch_size=200, max_iter=200, random_state=0).fit(X)
+    dp = DPMixture("scir", batch_size=200, max_iter=200, random_state=0).fit(X)
     proba = dp.predict_proba(X)
     assert proba.shape == (X.shape[0], dp.n_components_)
     assert np.allclose(proba.sum(axis=1), 1.0)
@@ -84,7 +84,7 @@ def test_score_samples_is_the_predictive_density():
 def test_predict_proba_is_bayes_rule():
     rng = np.random.default_rng(1)
     X, _, _, _ = make_multinomial_mixture(50, 6, 2, random_state=2)
-    dp = DPMixture(batch_size=10, max_iter=20, random_state=0).fit(X)
+    dp = DPMixture("scir", batch_size=10, max_iter=20, random_state=0).fit(X)
     log_joint = (np.log(dp.weights_) + np.array(
         [[multinomial.logpmf(x, x.sum(), p) for p in dp.components_] for x in X.toarray()]))
     expected = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
@@ -161,7 +161,7 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
     """fit writes each minibatch's allocations into one array of its own, in place (#12: it was
     copied every iteration); an iteration that fails half-way is undone, rows included."""
     X = mixture[0][:300]
-    previous = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(X)._z
+    previous = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(X)._z
     seen, move = [], DPMixture._move
 
     def move_then_fail(self, X, z, scale, params, t, z_all, rng):
@@ -171,7 +171,7 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
             raise RuntimeError("interrupted")
 
     monkeypatch.setattr(DPMixture, "_move", move_then_fail)
-    dp = DPMixture(batch_size=100, max_iter=5, init="random", random_state=1)
+    dp = DPMixture("scir", batch_size=100, max_iter=5, init="random", random_state=1)
     with pytest.raises(RuntimeError, match="interrupted"):
         dp.fit(X)
     assert len(seen) == 5 and all(z is seen[0][0] for z, _ in seen) and seen[0][0] is not previous
@@ -181,18 +181,18 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
 
 def test_history_records_iterations(mixture):
     X = mixture[0]
-    dp = DPMixture(batch_size=500, max_iter=20, evaluate_every=5, random_state=0)
+    dp = DPMixture("scir", batch_size=500, max_iter=20, evaluate_every=5, random_state=0)
     dp.fit(X[:1500], X_heldout=X[1500:])
     assert [h["iteration"] for h in dp.history_] == [5, 10, 15, 20]
     assert all(h["score"] < 0 and h["n_components"] >= 1 and h["alpha"] > 0 for h in dp.history_)
     seconds = [h["seconds"] for h in dp.history_]
     assert seconds == sorted(seconds)
-    assert DPMixture(max_iter=3).fit(X).history_ == []
+    assert DPMixture("scir", max_iter=3).fit(X).history_ == []
 
 
 def test_partial_fit_streams_minibatches(mixture):
     X, labels, _, _ = mixture
-    dp = DPMixture(batch_size=200, total_samples=X.shape[0], random_state=0)
+    dp = DPMixture("scir", batch_size=200, total_samples=X.shape[0], random_state=0)
     for _ in range(15):
         for start in range(0, X.shape[0], 200):
             dp.partial_fit(X[start:start + 200])
@@ -201,20 +201,20 @@ def test_partial_fit_streams_minibatches(mixture):
     # without total_samples: scikit-learn's default N = 10^6, said in a warning; after fit,
     # fit's N
     with pytest.warns(UserWarning, match="scaled to 1000000 rows"):
-        assert DPMixture(random_state=0).partial_fit(X[:50]).total_samples_ == 1_000_000
-    fitted = DPMixture(batch_size=100, max_iter=2, random_state=0).fit(X[:300])
+        assert DPMixture("scir", random_state=0).partial_fit(X[:50]).total_samples_ == 1_000_000
+    fitted = DPMixture("scir", batch_size=100, max_iter=2, random_state=0).fit(X[:300])
     assert fitted.partial_fit(X[:50]).total_samples_ == 300
 
 
 def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):
     X = mixture[0]
-    fresh = DPMixture(total_samples=40, random_state=0)
+    fresh = DPMixture("scir", total_samples=40, random_state=0)
     with pytest.raises(ValueError, match=r"total_samples \(40\) is below the batch size "
                                          r"\(50 rows\)"):
         fresh.partial_fit(X[:50])
     assert not hasattr(fresh, "n_features_in_") and not hasattr(fresh, "theta_")
     fresh.partial_fit(X[:40])                        # a batch of the whole data set is fine
-    fitted = DPMixture(batch_size=100, max_iter=2, random_state=0).fit(X[:300])
+    fitted = DPMixture("scir", batch_size=100, max_iter=2, random_state=0).fit(X[:300])
     before = pickle.dumps(fitted)
     with pytest.raises(ValueError, match=r"total_samples_ .*\(300\) is below the batch size "
                                          r"\(400 rows\)"):
@@ -224,7 +224,7 @@ def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):
 
 def test_pickle_round_trip_continues(mixture):
     X = mixture[0][:400]
-    dp = DPMixture(batch_size=100, max_iter=10, total_samples=400, random_state=0).fit(X)
+    dp = DPMixture("scir", batch_size=100, max_iter=10, total_samples=400, random_state=0).fit(X)
     copy = pickle.loads(pickle.dumps(dp))
     assert np.array_equal(copy.predict_proba(X), dp.predict_proba(X))
     assert copy.score(X) == dp.score(X)
@@ -236,7 +236,7 @@ def test_pickle_round_trip_continues(mixture):
 def test_empty_rows_are_allowed():
     X, _, _, _ = make_multinomial_mixture(100, 10, 2, random_state=0)
     X = sp.vstack([X, sp.csr_matrix((5, 10), dtype=np.int64)]).tocsr()
-    dp = DPMixture(batch_size=50, max_iter=20, random_state=0).fit(X)
+    dp = DPMixture("scir", batch_size=50, max_iter=20, random_state=0).fit(X)
     assert np.all(np.isfinite(dp.score_samples(X)))
     proba = dp.predict_proba(X[-5:])
     assert np.allclose(proba, dp.weights_)          # no counts: the weights alone
@@ -251,7 +251,7 @@ def test_empty_rows_are_allowed():
     ("counts", "2D array"),
 ])
 def test_bad_input_raises_and_keeps_the_fit(mixture, X, message):
-    dp = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
+    dp = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
     saved = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(dp).items()}
     with pytest.raises((ValueError, TypeError), match=message):
         dp.fit(X)
@@ -261,7 +261,7 @@ def test_bad_input_raises_and_keeps_the_fit(mixture, X, message):
 
 
 def test_feature_mismatch_raises(mixture):
-    dp = DPMixture(batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
+    dp = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
     for method in (dp.predict, dp.predict_proba, dp.score):
         with pytest.raises(ValueError, match="features"):
             method(np.ones((2, 7), dtype=int))
@@ -287,10 +287,10 @@ def test_feature_mismatch_raises(mixture):
 ])
 def test_bad_parameters_raise(mixture, params, message):
     with pytest.raises((ValueError, TypeError), match=message):
-        DPMixture(max_iter=2, **params).fit(mixture[0][:50])
+        DPMixture("scir", max_iter=2, **params).fit(mixture[0][:50])
 
 
-@parametrize_checks([DPMixture(batch_size=10, max_iter=5, initial_components=3)],
+@parametrize_checks([DPMixture("scir", batch_size=10, max_iter=5, initial_components=3)],
                     expected_failed_checks=lambda est: {
     "check_clustering": "the check standardises X; a multinomial mixture needs counts",
     "check_estimator_sparse_array": "the check takes predict_proba for a classifier's",

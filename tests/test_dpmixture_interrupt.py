@@ -57,7 +57,7 @@ def test_an_interrupted_fit_keeps_its_iterations_and_resumes_bit_for_bit(
 
 
 def test_an_error_in_the_first_iteration_leaves_the_model_as_it_was(data, monkeypatch):
-    model = DPMixture(batch_size=60, max_iter=5, random_state=0).fit(data)
+    model = DPMixture("scir", batch_size=60, max_iter=5, random_state=0).fit(data)
     before = pickle.dumps(model)
     monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(0, RuntimeError))
     with pytest.raises(RuntimeError):
@@ -69,9 +69,9 @@ def test_an_error_in_the_first_iteration_leaves_the_model_as_it_was(data, monkey
 def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
     path = tmp_path / "dp.joblib"
     settings = dict(batch_size=60, max_iter=20, random_state=4)
-    reference = DPMixture(**settings).fit(data)
+    reference = DPMixture("scir", **settings).fit(data)
     monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(17))
-    model = DPMixture(checkpoint_every=5, checkpoint_path=path, **settings)
+    model = DPMixture("scir", checkpoint_every=5, checkpoint_path=path, **settings)
     with pytest.raises(KeyboardInterrupt):
         model.fit(data)
     monkeypatch.undo()
@@ -83,7 +83,7 @@ def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
 
 def test_warm_start_resumes_or_continues_on_the_same_rows_only(data, monkeypatch):
     monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(3))
-    model = DPMixture(batch_size=60, max_iter=10, random_state=0)
+    model = DPMixture("scir", batch_size=60, max_iter=10, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(data)
     monkeypatch.undo()

@@ -121,7 +121,7 @@ def fitted_lda():
 
 @pytest.fixture(scope="module")
 def fitted_dp():
-    return DPMixture(max_iter=3, batch_size=5, initial_components=3, random_state=0).fit(BINARY)
+    return DPMixture("scir", max_iter=3, batch_size=5, initial_components=3, random_state=0).fit(BINARY)
 
 
 @FUZZ
@@ -201,14 +201,14 @@ DP_PARAMS = ["sampler", "base_concentration", "alpha_prior", "initial_components
 @FUZZ
 @given(name=st.sampled_from(DP_PARAMS), value=ODD_VALUES)
 def test_dpmixture_parameters_at_and_beyond_their_bounds(name, value):
-    check_params(DPMixture(max_iter=3, batch_size=5, initial_components=3, random_state=0),
+    check_params(DPMixture("scir", max_iter=3, batch_size=5, initial_components=3, random_state=0),
                  name, value, (BINARY,), lambda m: m.score_samples(BINARY))
 
 
 @FUZZ
 @given(X=count_matrices())
 def test_dpmixture_fit_on_arbitrary_input(X):
-    model = DPMixture(max_iter=2, batch_size=3, initial_components=3, random_state=0)
+    model = DPMixture("scir", max_iter=2, batch_size=3, initial_components=3, random_state=0)
     if check_call(model, "fit", X) is not None:
         assert_finite(model.components_)
         np.testing.assert_allclose(model.components_.sum(axis=1), 1.0)

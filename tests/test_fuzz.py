@@ -195,7 +195,7 @@ def test_lda_parameters_at_and_beyond_their_bounds(name, value, cls):
 DP_PARAMS = ["sampler", "base_concentration", "alpha_prior", "initial_components", "batch_size",
              "step_size", "stick_step_size", "max_iter", "total_samples", "n_jobs",
              "random_state", "evaluate_every", "warm_start", "checkpoint_every", "max_time", "tol",
-             "n_iter_no_change", "split_merge", "init", "init_rows"]
+             "n_iter_no_change", "split_merge", "init", "init_rows", "shuffle_buffer"]
 
 
 @FUZZ

@@ -56,7 +56,7 @@ from .._optional import tqdm
 from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
                            check_tol)
-from ..corpus import check_counts
+from ..corpus import as_corpus, bow_to_csr, check_counts, corpus_features, is_bow_corpus
 from ..schedules import as_schedule
 from ..simplex import SCIR, SGRLD, scir_transition, to_simplex
 from ..stopping import Plateau
@@ -80,6 +80,8 @@ _MONITOR_ROWS = 1000
 _PILOT_ITER, _PILOT_SPLIT_MERGE = 100, 50
 #: Rows and stored counts of the pilot chain at most (``init_rows=None``).
 _PILOT_ROWS, _PILOT_ENTRIES = 5000, 100_000
+#: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).
+_SHUFFLE_BATCHES = 4
 #: Sticks drawn at a time when the leftover mass must shrink below the smallest slice.
 _NEW_STICKS = 8
 #: Rows new to the chain (``partial_fit``) are allocated ∝ w_j Mult(x | phi_j) after the sticks
@@ -142,6 +144,11 @@ class DPMixture(ClusterMixin, BaseEstimator):
         Rows of the pilot chain; None: random rows up to ``_PILOT_ROWS`` (5000) rows and
         ``_PILOT_ENTRIES`` (100,000) stored counts, so that the pilot's cost is bounded
         whatever the row length (news articles: 560 rows; msweb: 5000).
+    shuffle_buffer : int or None, default None
+        A streamed corpus only: documents held in the seeded shuffle buffer from which each
+        minibatch is drawn uniformly (``simplexsg.corpus.BowStream.minibatches``), so that a
+        file sorted by cluster still gives minibatches close to random subsets; None:
+        ``_SHUFFLE_BATCHES`` (4) minibatches; 0: file order.
     batch_size : int, default 1000
         Rows per iteration (S), visited in passes of a fresh permutation; counts are scaled by
         N / |S|. Ignored by "gibbs".
@@ -217,7 +224,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                  initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,
                  max_iter=None, max_time=None, tol=None, n_iter_no_change=3, total_samples=None, warm_start=False, checkpoint_every=None,
                  checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
-                 evaluate_every=0, split_merge=10, init="pilot", init_rows=None):
+                 evaluate_every=0, split_merge=10, init="pilot", init_rows=None, shuffle_buffer=None):
         self.sampler = sampler
         self.base_concentration = base_concentration
         self.alpha_prior = alpha_prior
@@ -240,18 +247,19 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self.split_merge = split_merge
         self.init = init
         self.init_rows = init_rows
+        self.shuffle_buffer = shuffle_buffer
 
     # ---------------------------------------------------------------- parameters
-    def _check_params(self, n_rows=None):
+    def _check_params(self, n_rows=None, continuing=False):
         """Validate the constructor parameters; return the resolved ones as a dict, with the
         sampler of "auto" resolved for a data set of ``n_rows`` rows (None: a stream of
-        minibatches, ``partial_fit``) unless the model already has one (``sampler_``)."""
+        minibatches, ``partial_fit``), or the chain's own (``sampler_``) when ``continuing``."""
         if not isinstance(self.sampler, str) or self.sampler not in ("auto", *SAMPLER_DEFAULTS):
             raise ValueError(f"sampler must be one of {['auto', *sorted(SAMPLER_DEFAULTS)]}, "
                              f"got {self.sampler!r}")
         sampler = self.sampler
         if sampler == "auto":
-            sampler = getattr(self, "sampler_", None) or (
+            sampler = (getattr(self, "sampler_", None) if continuing else None) or (
                 "gibbs" if n_rows is not None and n_rows <= AUTO_GIBBS_ROWS else "scir")
         defaults = SAMPLER_DEFAULTS[sampler]
         try:
@@ -273,6 +281,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
             n_jobs=check_n_jobs(self.n_jobs),
             evaluate_every=check_int("evaluate_every", self.evaluate_every, 0),
             split_merge=check_int("split_merge", self.split_merge, 0),
+            shuffle_buffer=(None if self.shuffle_buffer is None
+                            else check_int("shuffle_buffer", self.shuffle_buffer, 0)),
             init_rows=None if self.init_rows is None else check_int("init_rows", self.init_rows, 1),
             total_samples=(None if self.total_samples is None
                            else check_int("total_samples", self.total_samples, 1)),
@@ -315,9 +325,16 @@ class DPMixture(ClusterMixin, BaseEstimator):
         iterations (Ctrl-C included) keeps the state after the last completed one
         (``interrupted_``), or, before any, the model as it was.
 
+        A streamed corpus (a re-iterable of bag-of-words documents declaring ``n_features``,
+        e.g. ``simplexsg.datasets.UCIBowCorpus``) is read in minibatches of ``batch_size``
+        drawn through a seeded shuffle buffer (``shuffle_buffer``), never held in full: "auto"
+        is SCIR there, the pilot runs on the first minibatches of a shuffled pass, each
+        minibatch's rows are new to the chain (as in ``partial_fit``), and ``labels_`` are the
+        last minibatch's. Such a fit cannot be resumed (``warm_start``).
+
         Parameters
         ----------
-        X : scipy.sparse or array-like (n_rows, n_features)
+        X : scipy.sparse or array-like (n_rows, n_features), or a streamed corpus
             Non-negative integer counts, one row per observation.
         y : ignored
         X_heldout : counts (n_heldout, n_features), optional
@@ -326,6 +343,10 @@ class DPMixture(ClusterMixin, BaseEstimator):
         -------
         self
         """
+        if is_bow_corpus(X) and not isinstance(X, (list, tuple)):
+            return self._fit_stream(X, X_heldout)
+        if isinstance(X, (list, tuple)) and is_bow_corpus(X):
+            X = bow_to_csr(X)
         saved = dict(self.__dict__)
         X, heldout, params = self._start_fit(X, X_heldout)
         first = self.n_iter_
@@ -342,6 +363,112 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self._summarise(self._z)
         return self
 
+    def _fit_stream(self, corpus, X_heldout):
+        """``fit`` on a streamed bag-of-words corpus (``simplexsg.corpus.BowStream``): SCIR or
+        SGRLD on minibatches drawn through a seeded shuffle buffer, rows new to the chain each
+        time (as ``partial_fit``), a pilot on the first minibatches of a pass."""
+        params = self._check_params()
+        if params["sampler"] == "gibbs":
+            raise ValueError("sampler='gibbs' sweeps every row each iteration: a streamed corpus "
+                             "takes 'scir', 'sgrld' or 'auto' (SCIR)")
+        if params["warm_start"]:
+            raise ValueError("warm_start does not apply to a streamed corpus: its rows keep no "
+                             "allocations to resume from")
+        if corpus_features(corpus) is None:
+            raise ValueError("a streamed corpus must declare its number of columns as "
+                             "n_features (simplexsg.datasets.UCIBowCorpus and LDACCorpus do); "
+                             "a list of documents or a count matrix is read into memory")
+        stream = as_corpus(corpus)
+        saved = dict(self.__dict__)
+        self._start_stream(stream, X_heldout, params)
+        heldout = self.__dict__.pop("_heldout")
+        n_rows, batch = self.total_samples_, min(params["batch_size"], self.total_samples_)
+        buffer = _SHUFFLE_BATCHES * batch if params["shuffle_buffer"] is None \
+            else params["shuffle_buffer"]
+        check_every = -(-n_rows // batch)
+        monitor = ((heldout if heldout is not None else self._pilot_rows)
+                   if self._plateau is not None else None)
+        reason, z = "max_iter", None
+        progress = self._progress(params["max_iter"])
+        try:
+            for epoch in range(self._end_iter):
+                order = np.random.default_rng(substream(self.random_state_, _ORDER, epoch))
+                for _, X_rows in stream.minibatches(batch, buffer, order):
+                    X_rows = sp.csr_matrix(check_counts(X_rows))
+                    start, t = time.perf_counter(), self.n_iter_
+                    rng = self._step_rng(t)
+                    z = self._allocate(X_rows, None, params, rng)
+                    self._move(X_rows, z, n_rows / X_rows.shape[0], params, t, z, rng)
+                    self.training_seconds_ += time.perf_counter() - start
+                    self._record(params, heldout, self.training_seconds_, z)
+                    if progress is not None:
+                        progress.update(1)
+                    if self.n_iter_ >= self._end_iter:
+                        break
+                    if params["max_time"] is not None \
+                            and self.training_seconds_ >= params["max_time"]:
+                        reason = "max_time"
+                        break
+                    if monitor is not None and self.n_iter_ % check_every == 0 \
+                            and self._converged(monitor, z):
+                        reason = "converged"
+                        break
+                else:
+                    continue
+                break
+        except BaseException:
+            if z is None:                   # no iteration completed: the model as it was
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+            else:
+                self._summarise(z)
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        del self._pilot_rows
+        self.stop_reason_, self.interrupted_ = reason, False
+        self._summarise(z)
+        return self
+
+    @restore_on_error
+    def _start_stream(self, stream, X_heldout, params):
+        """Validate a streamed fit's inputs and start its chain (the pilot on the first rows of
+        a shuffled pass, up to the pilot's rows and counts)."""
+        self.__dict__.pop("_z", None)             # no allocations are kept
+        self.n_features_in_ = stream.n_features
+        heldout = None if X_heldout is None else check_counts(X_heldout)
+        if heldout is not None and heldout.shape[1] != stream.n_features:
+            raise ValueError(f"X_heldout has {heldout.shape[1]} features, the corpus "
+                             f"{stream.n_features}")
+        self._init_state(params, seed_sequence(self.random_state))
+        rng = np.random.default_rng(substream(self.random_state_, _INIT, 2))
+        batch = min(params["batch_size"], _PILOT_ROWS)
+        pilot, rows, entries = [], 0, 0
+        for _, X_rows in stream.minibatches(batch, _SHUFFLE_BATCHES * batch, rng):
+            X_rows = sp.csr_matrix(check_counts(X_rows))
+            pilot.append(X_rows)
+            rows, entries = rows + X_rows.shape[0], entries + X_rows.nnz
+            if rows >= (params["init_rows"] or _PILOT_ROWS) or (
+                    params["init_rows"] is None and entries >= _PILOT_ENTRIES):
+                break
+        n_rows = stream.n_documents if stream.n_documents is not None else sum(
+            1 for _ in stream.corpus)
+        if not pilot or n_rows == 0:
+            raise ValueError("the corpus has no documents")
+        X_pilot = sp.vstack(pilot, format="csr")
+        if X_pilot.sum() == 0:
+            raise ValueError("the corpus's first documents have no counts")
+        start = time.perf_counter()
+        if params["init"] == "pilot":
+            self._start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, rng)
+        self.training_seconds_ = time.perf_counter() - start
+        self.total_samples_, self._end_iter = n_rows, params["max_iter"]
+        self._plateau = (None if params["tol"] is None
+                         else Plateau(params["tol"], params["n_iter_no_change"]))
+        self._pilot_rows, self._heldout = X_pilot[:_MONITOR_ROWS], heldout
+        self.stop_reason_, self.interrupted_ = None, True
+
     @restore_on_error
     def _start_fit(self, X, X_heldout):
         """Validate; start a new chain, resume an interrupted fit or continue a finished one
@@ -350,9 +477,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
         resume = params["warm_start"] and getattr(self, "interrupted_", False)
         extend = params["warm_start"] and hasattr(self, "_z") and not resume
         X = self._read(X, reset=not (resume or extend))
-        if not (resume or extend):
-            self.__dict__.pop("sampler_", None)         # a new chain: "auto" decides anew
-            params = self._check_params(X.shape[0])
+        params = self._check_params(X.shape[0], continuing=resume or extend)
         heldout = None if X_heldout is None else check_counts(X_heldout)
         if heldout is not None and heldout.shape[1] != X.shape[1]:
             raise ValueError(f"X_heldout has {heldout.shape[1]} features, X has {X.shape[1]}")
@@ -409,7 +534,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     self._z[rows] = z_rows          # in place: the one array of this chain
                     self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
                     self.training_seconds_ += time.perf_counter() - start
-                    self._record(params, heldout, self.training_seconds_)
+                    self._record(params, heldout, self.training_seconds_, self._z)
                 except BaseException:
                     self._z[rows] = z_before
                     self.__dict__.update(saved)
@@ -423,7 +548,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     reason = "max_time"
                     break
                 if monitor is not None and self.n_iter_ % check_every == 0 \
-                        and self._converged(monitor):
+                        and self._converged(monitor, self._z):
                     reason = "converged"
                     break
             self.stop_reason_ = reason
@@ -453,8 +578,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         -------
         self
         """
-        params = self._check_params()
         first = not hasattr(self, "theta_")
+        params = self._check_params(continuing=not first)
         X = self._read(X, reset=first)
         total = first_partial_fit_total(params["total_samples"], "rows") if first \
             else self.total_samples_
@@ -486,17 +611,22 @@ class DPMixture(ClusterMixin, BaseEstimator):
         else:
             n = params["init_rows"]
         rows = np.sort(order[:n])
+        self._start_from_pilot(X[rows], rows.size < X.shape[0], params, rng)
+        return self._allocate(X, None, params, rng)
+
+    def _start_from_pilot(self, X_pilot, subset, params, rng):
+        """Components, sticks and alpha from the pilot chain on the rows ``X_pilot`` (``init``);
+        ``subset``: they are a subset of the data (SCIR then over-provisions)."""
         pilot = DPMixture("gibbs", base_concentration=params["base"],
                           alpha_prior=(params["alpha_shape"], params["alpha_rate"]),
                           initial_components=params["initial_components"], init="random",
                           max_iter=_PILOT_ITER, split_merge=_PILOT_SPLIT_MERGE,
                           n_jobs=params["n_jobs"],
-                          random_state=substream(self.random_state_, _INIT, 3)).fit(X[rows])
+                          random_state=substream(self.random_state_, _INIT, 3)).fit(X_pilot)
         self.theta_, self.sticks_, self.alpha_ = pilot.theta_, pilot.sticks_, pilot.alpha_
         copies = -(-params["initial_components"] // pilot.n_components_)
-        if self.sampler_ == "scir" and copies > 1 and rows.size < X.shape[0]:
-            self._over_provision(pilot, X[rows], copies, params, rng)
-        return self._allocate(X, None, params, rng)
+        if self.sampler_ == "scir" and copies > 1 and subset:
+            self._over_provision(pilot, X_pilot, copies, params, rng)
 
     def _over_provision(self, pilot, X_pilot, copies, params, rng):
         """Start from ``copies`` copies of each of the pilot's clusters: each copy an
@@ -578,9 +708,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
         n = X.shape[0]
         return X[np.sort(rng.choice(n, _MONITOR_ROWS, replace=False))] if n > _MONITOR_ROWS else X
 
-    def _converged(self, monitor):
+    def _converged(self, monitor, z):
         """Score the current state on the monitor rows; True on a plateau (``tol``)."""
-        self._summarise(self._z)
+        self._summarise(z)
         plateau = copy.copy(self._plateau)          # rebound: an interruption keeps the old one
         done = plateau.update(-self.score(monitor))
         self._plateau = plateau
@@ -675,11 +805,11 @@ class DPMixture(ClusterMixin, BaseEstimator):
         relabel[occupied] = np.arange(occupied.size)
         self.labels_ = relabel[z]
 
-    def _record(self, params, heldout, seconds):
+    def _record(self, params, heldout, seconds, z):
         every = params["evaluate_every"]
         if not every or self.n_iter_ % every:
             return
-        self._summarise(self._z)
+        self._summarise(z)
         entry = dict(iteration=self.n_iter_, seconds=seconds, alpha=self.alpha_,
                      n_components=self.n_components_,
                      score=None if heldout is None else self.score(heldout))

@@ -403,15 +403,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     self._record(params, heldout, self.training_seconds_, z)
                     if progress is not None:
                         progress.update(1)
-                    if self.n_iter_ >= self._end_iter:
-                        break
-                    if params["max_time"] is not None \
-                            and self.training_seconds_ >= params["max_time"]:
-                        reason = "max_time"
-                        break
-                    if monitor is not None and self.n_iter_ % check_every == 0 \
-                            and self._converged(monitor, z):
-                        reason = "converged"
+                    stop = self._stop_reason(params, monitor, check_every, z)
+                    if stop is not None or self.n_iter_ >= self._end_iter:
+                        reason = stop or reason
                         break
                 else:
                     continue
@@ -544,12 +538,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 if params["checkpoint_every"] and self.n_iter_ % params["checkpoint_every"] == 0:
                     self._summarise(self._z)
                     atomic_dump(self, self.checkpoint_path)
-                if params["max_time"] is not None and self.training_seconds_ >= params["max_time"]:
-                    reason = "max_time"
-                    break
-                if monitor is not None and self.n_iter_ % check_every == 0 \
-                        and self._converged(monitor, self._z):
-                    reason = "converged"
+                stop = self._stop_reason(params, monitor, check_every, self._z)
+                if stop is not None:
+                    reason = stop
                     break
             self.stop_reason_ = reason
         finally:
@@ -707,6 +698,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
         rng = np.random.default_rng(substream(self.random_state_, _MONITOR, 0))
         n = X.shape[0]
         return X[np.sort(rng.choice(n, _MONITOR_ROWS, replace=False))] if n > _MONITOR_ROWS else X
+
+    def _stop_reason(self, params, monitor, check_every, z):
+        """After an iteration: "max_time" when the budget is spent, "converged" on a plateau of
+        the check (every ``check_every`` iterations; ``monitor``: its rows, None without
+        ``tol``), else None. ``z``: the allocations the state's summary uses."""
+        if params["max_time"] is not None and self.training_seconds_ >= params["max_time"]:
+            return "max_time"
+        if monitor is not None and self.n_iter_ % check_every == 0 \
+                and self._converged(monitor, z):
+            return "converged"
+        return None
 
     def _converged(self, monitor, z):
         """Score the current state on the monitor rows; True on a plateau (``tol``)."""

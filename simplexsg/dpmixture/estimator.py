@@ -160,7 +160,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         sweeps), or without a limit of its own (``_MAX_ITER_OPEN_ENDED``) when ``max_time`` or
         ``tol`` decides when to stop.
     max_time : float, default None
-        Training budget in seconds (the pilot of ``init`` included, evaluations excluded):
+        Training budget in seconds (the pilot of ``init`` and, for a streamed corpus, reading
+        it included; evaluations excluded):
         ``fit`` stops after the first iteration that reaches it, so it overruns by less than one
         iteration.
     tol : float in [0, 1) or None, default None
@@ -393,13 +394,14 @@ class DPMixture(ClusterMixin, BaseEstimator):
         try:
             for epoch in range(self._end_iter):
                 order = np.random.default_rng(substream(self.random_state_, _ORDER, epoch))
+                tick = time.perf_counter()         # reading the minibatch counts as training
                 for _, X_rows in stream.minibatches(batch, buffer, order):
                     X_rows = sp.csr_matrix(check_counts(X_rows))
-                    start, t = time.perf_counter(), self.n_iter_
+                    t = self.n_iter_
                     rng = self._step_rng(t)
                     z = self._allocate(X_rows, None, params, rng)
                     self._move(X_rows, z, n_rows / X_rows.shape[0], params, t, z, rng)
-                    self.training_seconds_ += time.perf_counter() - start
+                    self.training_seconds_ += time.perf_counter() - tick
                     self._record(params, heldout, self.training_seconds_, z)
                     if progress is not None:
                         progress.update(1)
@@ -407,6 +409,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     if stop is not None or self.n_iter_ >= self._end_iter:
                         reason = stop or reason
                         break
+                    tick = time.perf_counter()
                 else:
                     continue
                 break
@@ -438,7 +441,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self._init_state(params, seed_sequence(self.random_state))
         rng = np.random.default_rng(substream(self.random_state_, _INIT, 2))
         batch = min(params["batch_size"], _PILOT_ROWS)
-        pilot, rows, entries = [], 0, 0
+        pilot, rows, entries, start = [], 0, 0, time.perf_counter()
         for _, X_rows in stream.minibatches(batch, _SHUFFLE_BATCHES * batch, rng):
             X_rows = sp.csr_matrix(check_counts(X_rows))
             pilot.append(X_rows)
@@ -453,7 +456,6 @@ class DPMixture(ClusterMixin, BaseEstimator):
         X_pilot = sp.vstack(pilot, format="csr")
         if X_pilot.sum() == 0:
             raise ValueError("the corpus's first documents have no counts")
-        start = time.perf_counter()
         if params["init"] == "pilot":
             self._start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, rng)
         self.training_seconds_ = time.perf_counter() - start

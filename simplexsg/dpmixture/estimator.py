@@ -514,15 +514,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
         monitor = self._monitor_rows(X, heldout) if self._plateau is not None else None
         check_every = -(-n_rows // batch)           # iterations per pass
         progress = self._progress(self._end_iter - self.n_iter_)
-        reason = "max_iter"
+        reason, order = "max_iter", (None, None)   # (pass, its permutation), drawn once a pass
         try:
             for t in range(self.n_iter_, self._end_iter):
+                start = time.perf_counter()
                 epoch, offset = divmod(t * batch, n_rows)
-                rows = (np.sort(self._order(epoch, n_rows)[offset:offset + batch])
-                        if batch < n_rows else np.arange(n_rows))
+                if batch < n_rows and order[0] != epoch:
+                    order = (epoch, self._order(epoch, n_rows))
+                rows = (np.sort(order[1][offset:offset + batch]) if batch < n_rows
+                        else np.arange(n_rows))
                 saved, z_before = dict(self.__dict__), self._z[rows]
                 try:
-                    start = time.perf_counter()
                     X_rows, rng = X[rows], self._step_rng(t)
                     z_rows = self._allocate(X_rows, self._z[rows], params, rng)
                     if split_merge is not None:

@@ -1,0 +1,69 @@
+"""The DP mixture at 10^6 rows: exact Gibbs and SCIR in memory, and SCIR streamed from a UCI
+file, each with the same training budget (#13).
+
+Data: a mixture of K = 40 multinomials over 300 categories (components Dirichlet(0.1), weights
+Dirichlet(0.5), rows of 1 + Poisson(19) counts), 10^6 training rows written to a UCI file in
+``--workdir`` and 5,000 held-out rows. Each fit is ``DPMixture(sampler, max_time=--seconds)``
+with no other setting; reported: iterations, held-out score (mean log predictive per row), ARI
+and occupied clusters.
+
+    python benchmarks/dp_million.py --seconds 120 --out benchmarks/results      # about 8 minutes
+"""
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics import adjusted_rand_score
+
+from simplexsg import DPMixture
+from simplexsg.datasets import UCIBowCorpus, make_multinomial_mixture, save_uci_bow
+
+N_ROWS, N_TEST, K, CHUNK = 1_000_000, 5_000, 40, 100_000
+
+
+def mixture():
+    """(X, labels, X_test, labels_test), drawn in chunks of CHUNK rows from one mixture."""
+    weights = np.random.default_rng(11).dirichlet(np.full(K, 0.5))
+    components = make_multinomial_mixture(1, 300, K, weights=weights, concentration=0.1,
+                                          random_state=11)[2]
+    rng = np.random.default_rng(12)
+    blocks, labels = [], []
+    for _ in range(-(-(N_ROWS + N_TEST) // CHUNK)):
+        label = rng.choice(K, size=CHUNK, p=weights)
+        blocks.append(sp.csr_matrix(rng.multinomial(1 + rng.poisson(19, size=CHUNK),
+                                                    components[label])))
+        labels.append(label)
+    X, labels = sp.vstack(blocks, format="csr"), np.concatenate(labels)
+    return X[:N_ROWS], labels[:N_ROWS], X[N_ROWS:N_ROWS + N_TEST], labels[N_ROWS:N_ROWS + N_TEST]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--workdir", default="/tmp", help="where the UCI file is written")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    X, labels, X_test, labels_test = mixture()
+    path = Path(args.workdir) / "dp_million.docword.txt"
+    save_uci_bow(X, path)
+    results = []
+    for name, sampler, data in (("gibbs, in memory", "gibbs", X), ("scir, in memory", "scir", X),
+                                ("scir, streamed", "scir", UCIBowCorpus(path))):
+        start = time.perf_counter()
+        dp = DPMixture(sampler, max_time=args.seconds, random_state=0).fit(data)
+        sizes = np.bincount(labels)
+        results.append(dict(
+            run=name, wall_seconds=time.perf_counter() - start, iterations=dp.n_iter_,
+            score=dp.score(X_test), ari=adjusted_rand_score(labels_test, dp.predict(X_test)),
+            clusters=int(dp.n_components_), true_clusters_1pct=int(np.sum(sizes >= 0.01 * N_ROWS))))
+        print(json.dumps(results[-1]), flush=True)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "dp_million.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,8 +10,9 @@ With ``weighted`` the draw is ``∝ w_j prod_c phi_jc^x_ic`` instead: the exact 
 given the weights when the slice is -inf and every component of noticeable weight is present
 (used for rows that have no allocation to slice from yet).
 
-``sequential_allocation`` is the proposal of the split-merge move (``simplexsg.dpmixture.split_merge``):
-a block's rows split in two, one row at a time, by the Dirichlet-multinomial predictive.
+``sequential_allocation`` is the proposal of the split-merge move
+(``simplexsg.dpmixture.split_merge``): a block's rows split in two, one row at a time, by the
+Dirichlet-multinomial predictive.
 """
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, exp, fabs, lgamma, log, log1p

@@ -42,6 +42,7 @@ with stale allocations; emptied components are redrawn from the base measure, no
 drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
 """
 import copy
+import itertools
 import time
 
 import numpy as np
@@ -137,11 +138,12 @@ class DPMixture(ClusterMixin, BaseEstimator):
         random rows (all rows if fewer) finds the clusters; its components, sticks and alpha
         start the chain, and every row is allocated to them ``∝ w_j Mult(x | phi_j)``; for
         "scir", when the pilot saw a subset and found fewer than ``initial_components``
-        clusters, each is first copied (independent
-        draws given its rows, equal shares of its weight) up to that many components, which the
-        chain empties or pulls apart (``_over_provision``). "random": ``initial_components`` components from the base measure, rows allocated
-        uniformly. Either way the chain targets the same posterior; the pilot saves the
-        iterations a one-row-at-a-time sampler needs to create or split components.
+        clusters, each is first copied (independent draws given its rows, equal shares of its
+        weight) up to that many components, which the chain empties or pulls apart
+        (``_over_provision``). "random": ``initial_components`` components from the base
+        measure, rows allocated uniformly. Either way the chain targets the same posterior;
+        the pilot saves the iterations a one-row-at-a-time sampler needs to create or split
+        components.
     init_rows : int or None, default None
         Rows of the pilot chain; None: random rows up to ``_PILOT_ROWS`` (5000) rows and
         ``_PILOT_ENTRIES`` (100,000) stored counts, so that the pilot's cost is bounded
@@ -225,9 +227,10 @@ class DPMixture(ClusterMixin, BaseEstimator):
 
     def __init__(self, sampler="auto", *, base_concentration=0.5, alpha_prior=(1.0, 1.0),
                  initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,
-                 max_iter=None, max_time=None, tol=None, n_iter_no_change=3, total_samples=None, warm_start=False, checkpoint_every=None,
-                 checkpoint_path=None, n_jobs=1, random_state=None, verbose=0,
-                 evaluate_every=0, split_merge=10, init="pilot", init_rows=None, shuffle_buffer=None):
+                 max_iter=None, max_time=None, tol=None, n_iter_no_change=3, total_samples=None,
+                 warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
+                 random_state=None, verbose=0, evaluate_every=0, split_merge=10, init="pilot",
+                 init_rows=None, shuffle_buffer=None):
         self.sampler = sampler
         self.base_concentration = base_concentration
         self.alpha_prior = alpha_prior
@@ -303,7 +306,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         params["warm_start"] = bool(self.warm_start)
         if defaults["cls"] is not None:
             step = defaults["step_size"] if self.step_size is None else self.step_size
-            stick = defaults["stick_step_size"] if self.stick_step_size is None else self.stick_step_size
+            stick = (defaults["stick_step_size"] if self.stick_step_size is None
+                     else self.stick_step_size)
             params["component_sampler"] = defaults["cls"](as_schedule(step, "step_size"),
                                                           n_jobs=params["n_jobs"])
             params["stick_sampler"] = defaults["cls"](as_schedule(stick, "stick_step_size"),
@@ -383,38 +387,35 @@ class DPMixture(ClusterMixin, BaseEstimator):
                              "a list of documents or a count matrix is read into memory")
         stream = as_corpus(corpus)
         saved = dict(self.__dict__)
-        self._start_stream(stream, X_heldout, params)
-        heldout = self.__dict__.pop("_heldout")
+        heldout, pilot_rows = self._start_stream(stream, X_heldout, params)
         n_rows, batch = self.total_samples_, min(params["batch_size"], self.total_samples_)
         buffer = _SHUFFLE_BATCHES * batch if params["shuffle_buffer"] is None \
             else params["shuffle_buffer"]
         check_every = -(-n_rows // batch)
-        monitor = ((heldout if heldout is not None else self._pilot_rows)
+        monitor = ((heldout if heldout is not None else pilot_rows)
                    if self._plateau is not None else None)
+        minibatches = itertools.chain.from_iterable(
+            stream.minibatches(batch, buffer, np.random.default_rng(
+                substream(self.random_state_, _ORDER, epoch))) for epoch in itertools.count())
         reason, z = "max_iter", None
         progress = self._progress(params["max_iter"])
         try:
-            for epoch in range(self._end_iter):
-                order = np.random.default_rng(substream(self.random_state_, _ORDER, epoch))
-                tick = time.perf_counter()         # reading the minibatch counts as training
-                for _, X_rows in stream.minibatches(batch, buffer, order):
-                    X_rows = sp.csr_matrix(check_counts(X_rows))
-                    t = self.n_iter_
-                    rng = self._step_rng(t)
-                    z = self._allocate(X_rows, None, params, rng)
-                    self._move(X_rows, z, n_rows / X_rows.shape[0], params, t, z, rng)
-                    self.training_seconds_ += time.perf_counter() - tick
-                    self._record(params, heldout, self.training_seconds_, z)
-                    if progress is not None:
-                        progress.update(1)
-                    stop = self._stop_reason(params, monitor, check_every, z)
-                    if stop is not None or self.n_iter_ >= self._end_iter:
-                        reason = stop or reason
-                        break
-                    tick = time.perf_counter()
-                else:
-                    continue
-                break
+            tick = time.perf_counter()             # reading the minibatch counts as training
+            for _, X_rows in minibatches:
+                X_rows = sp.csr_matrix(check_counts(X_rows))
+                t = self.n_iter_
+                rng = self._step_rng(t)
+                z = self._allocate(X_rows, None, params, rng)
+                self._move(X_rows, z, n_rows / X_rows.shape[0], params, t, z, rng)
+                self.training_seconds_ += time.perf_counter() - tick
+                self._record(params, heldout, self.training_seconds_, z)
+                if progress is not None:
+                    progress.update(1)
+                stop = self._stop_reason(params, monitor, check_every, z)
+                if stop is not None or self.n_iter_ >= self._end_iter:
+                    reason = stop or reason
+                    break
+                tick = time.perf_counter()
         except BaseException:
             if z is None:                   # no iteration completed: the model as it was
                 self.__dict__.clear()
@@ -425,7 +426,6 @@ class DPMixture(ClusterMixin, BaseEstimator):
         finally:
             if progress is not None:
                 progress.close()
-        del self._pilot_rows
         self.stop_reason_, self.interrupted_ = reason, False
         self._summarise(z)
         return self
@@ -433,7 +433,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
     @restore_on_error
     def _start_stream(self, stream, X_heldout, params):
         """Validate a streamed fit's inputs and start its chain (the pilot on the first rows of
-        a shuffled pass, up to the pilot's rows and counts)."""
+        a shuffled pass, up to the pilot's rows and counts). Returns the held-out rows (or None)
+        and the first ``_MONITOR_ROWS`` pilot rows (the convergence check's without them)."""
         self.__dict__.pop("_z", None)             # no allocations are kept
         self.n_features_in_ = stream.n_features
         heldout = None if X_heldout is None else check_counts(X_heldout)
@@ -462,10 +463,9 @@ class DPMixture(ClusterMixin, BaseEstimator):
             self._start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, rng)
         self.training_seconds_ = time.perf_counter() - start
         self.total_samples_, self._end_iter = n_rows, params["max_iter"]
-        self._plateau = (None if params["tol"] is None
-                         else Plateau(params["tol"], params["n_iter_no_change"]))
-        self._pilot_rows, self._heldout = X_pilot[:_MONITOR_ROWS], heldout
+        self._plateau = self._new_plateau(params)
         self.stop_reason_, self.interrupted_ = None, True
+        return heldout, X_pilot[:_MONITOR_ROWS]
 
     @restore_on_error
     def _start_fit(self, X, X_heldout):
@@ -501,8 +501,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 self.training_seconds_ = 0.0
             self.total_samples_ = X.shape[0]
             self._end_iter = self.n_iter_ + params["max_iter"]
-            self._plateau = (None if params["tol"] is None
-                             else Plateau(params["tol"], params["n_iter_no_change"]))
+            self._plateau = self._new_plateau(params)
         self.stop_reason_ = None
         self._fingerprint, self.interrupted_ = fingerprint, True
         return X, heldout, params
@@ -659,7 +658,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         return scir_transition(np.ones((n, 2)), np.tile([1.0, self.alpha_], (n, 1)), np.inf, rng)
 
     def _order(self, epoch, n_rows):
-        return np.random.default_rng(substream(self.random_state_, _ORDER, epoch)).permutation(n_rows)
+        rng = np.random.default_rng(substream(self.random_state_, _ORDER, epoch))
+        return rng.permutation(n_rows)
 
     @staticmethod
     def _log_weights(sticks):
@@ -704,6 +704,13 @@ class DPMixture(ClusterMixin, BaseEstimator):
         rng = np.random.default_rng(substream(self.random_state_, _MONITOR, 0))
         n = X.shape[0]
         return X[np.sort(rng.choice(n, _MONITOR_ROWS, replace=False))] if n > _MONITOR_ROWS else X
+
+    @staticmethod
+    def _new_plateau(params):
+        """The convergence check's state for a new fit (None without ``tol``)."""
+        if params["tol"] is None:
+            return None
+        return Plateau(params["tol"], params["n_iter_no_change"])
 
     def _stop_reason(self, params, monitor, check_every, z):
         """After an iteration: "max_time" when the budget is spent, "converged" on a plateau of

@@ -49,7 +49,7 @@ burn-in; SGLD is not charged for that start, which only favours SGLD.
 **Samplers.** ``sample`` with ``SGLD(h)`` and ``MinibatchGradient(n)`` (SGLD) or
 ``ControlVariateGradient(centre, n)`` (SGLD-CV), fixed minibatch n = --batch-size for every N,
 drawn with replacement (Brosse et al.'s convention; Baker et al. draw without). The reason is
-speed: for several chains at once ``langevin._draw_indices`` draws without replacement by a
+speed: for several chains at once ``simplexsg.sgmcmc.gradients.draw_indices`` draws without replacement by a
 Python loop over the n slots (when n^2 <= 2N), about 20x slower per iteration than with
 replacement at n = 100. --seeds independent chains run together (theta of shape (seeds, d)),
 with the same random stream for every eta of a grid (common random numbers); the cost of a
@@ -98,7 +98,7 @@ from scipy.special import expit
 
 import simplexsg
 from simplexsg._optional import pyplot
-from simplexsg.langevin import (ControlVariateGradient, LogisticRegressionModel,
+from simplexsg.sgmcmc import (ControlVariateGradient, LogisticRegressionModel,
                                 MinibatchGradient, SGLD, find_centre, sample)
 
 METHODS = ("SGLD", "SGLD-CV")

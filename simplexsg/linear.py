@@ -1,11 +1,11 @@
 """Bayesian linear and logistic regression sampled by the SGLD family, as sklearn estimators.
 
-Thin wrappers over ``simplexsg.langevin`` (models, gradient estimators, integrators, ``sample``)
-and ``simplexsg.postprocess`` (ZV). The parameter is ``theta = (coef, intercept)``: with
+Thin wrappers over ``simplexsg.sgmcmc`` (models, gradient estimators, integrators, ``sample``)
+and ``simplexsg.sgmcmc.zv`` (ZV). The parameter is ``theta = (coef, intercept)``: with
 ``fit_intercept`` a column of ones is appended to X and the intercept is its coefficient, under
 the same Gaussian prior N(0, prior_scale^2) as the other coefficients.
 
-**Step sizes** follow ``simplexsg.langevin``: h is the diffusion time of a step, drift
+**Step sizes** follow ``simplexsg.sgmcmc``: h is the diffusion time of a step, drift
 ``h * grad log pi`` and noise variance ``2 h`` (SGLD); Welling & Teh's and Baker et al.'s
 epsilon is ``2 h``. The default is ``h = STEP_SCALE / L``, so h scales as 1/N as in the
 papers, with L the largest eigenvalue of the Hessian of -log pi,
@@ -28,9 +28,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._estimator import array_digest, atomic_dump, restore_on_error
 from ._random import seed_sequence
 from ._validation import check_checkpoint, check_finite, check_int, check_positive_scalar
-from .langevin import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
-                       LogisticRegressionModel, MinibatchGradient, find_centre, sample)
-from .postprocess import zv_estimate
+from .sgmcmc import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
+                     LogisticRegressionModel, MinibatchGradient, find_centre, sample)
+from .sgmcmc.zv import zv_estimate
 
 __all__ = ["BayesianLogisticRegression", "BayesianLinearRegression"]
 
@@ -138,7 +138,7 @@ _PARAMETERS = """\
         other samplers.
     zv : bool, default False
         Estimate ``coef_`` and ``intercept_`` by first-degree zero-variance control variates
-        (``simplexsg.postprocess.zv_estimate``, coefficient ``-Var(z)^-1 Cov(z, theta)``) from
+        (``simplexsg.sgmcmc.zv_estimate``, coefficient ``-Var(z)^-1 Cov(z, theta)``) from
         the kept states and the sampler's gradient estimates at them. Needs more kept samples
         than n_features + 2; not available for "sgd", which does not target the posterior.
     warm_start : bool, default False
@@ -177,7 +177,7 @@ _ATTRIBUTES = """\
 class _BayesianLinearModel(BaseEstimator):
     """Sampling and prediction shared by the estimators. Subclasses define
     ``_validate_training_data(X, y) -> (X, y)``, ``_model(prior_precision, data)`` (a
-    ``simplexsg.langevin`` model) and ``_curvature(eta)`` (the default step's curvature)."""
+    ``simplexsg.sgmcmc`` model) and ``_curvature(eta)`` (the default step's curvature)."""
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sgldcv", step_size=None,
                  batch_size=None, n_iter=2000, burn_in=None, thin=1, friction=None, zv=False,
@@ -458,7 +458,7 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
 
     y ~ N(x . coef + intercept, noise_variance), coefficients and intercept a priori iid
     N(0, prior_scale^2). The posterior is Gaussian, known in closed form
-    (``simplexsg.langevin.LinearRegressionModel.posterior``), which makes this estimator a
+    (``simplexsg.sgmcmc.LinearRegressionModel.posterior``), which makes this estimator a
     check of the samplers. ``predict`` is the posterior-mean prediction
     ``X @ coef_ + intercept_`` (ZV-corrected if ``zv``). Step sizes and their defaults:
     ``simplexsg.linear`` module docstring.

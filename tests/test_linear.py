@@ -15,7 +15,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
-from simplexsg.langevin import LinearRegressionModel
+from simplexsg.sgmcmc import LinearRegressionModel
 
 from sklearn_checks import parametrize_checks
 
@@ -79,7 +79,7 @@ def test_linear_regression_matches_the_exact_posterior(linear_data, sampler):
     if sampler == "sgld":
         return  # SGLD's spread is inflated by the minibatch noise (about 1.6x here)
     # Std: the default step has h lambda_max = 0.1; the chain's exact stationary std (Lyapunov
-    # solution, as in test_langevin.py) is 2.5-2.8% above the posterior's, 2.2-2.4% of it the
+    # solution, as in test_sgmcmc.py) is 2.5-2.8% above the posterior's, 2.2-2.4% of it the
     # Euler bias (1 - h lambda / 2)^-1/2 and the rest the CV noise. With batch-means ESS >= 300
     # (measured 640-1500), the sample std's relative SE is <= 1/sqrt(2 * 300) = 4.1%, so the 15%
     # tolerance is the bias plus > 2.9 sigma (> 4.5 sigma at the measured ESS); measured errors

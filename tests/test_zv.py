@@ -1,4 +1,4 @@
-"""Tests of zero-variance postprocessing (simplexsg.postprocess) on Gaussian posteriors.
+"""Tests of zero-variance postprocessing (simplexsg.sgmcmc.zv) on Gaussian posteriors.
 
 Exactness tests use exact gradients on a Gaussian target, where ZV is exact whatever the chain's
 law (Mira, Solgi & Imparato 2013; Baker et al. 2019, Section 4), so the tolerance is round-off
@@ -9,9 +9,9 @@ The variance-reduction bands are stated at the test. All seeds are fixed.
 import numpy as np
 import pytest
 
-from simplexsg.langevin import (ControlVariateGradient, LinearRegressionModel, MinibatchGradient,
+from simplexsg.sgmcmc import (ControlVariateGradient, LinearRegressionModel, MinibatchGradient,
                                 SGLD, find_centre, sample)
-from simplexsg.postprocess import zv_estimate, zv_features
+from simplexsg.sgmcmc import zv_estimate, zv_features
 
 Z = 5.0
 MODEL = LinearRegressionModel(prior_precision=1.0, noise_precision=1.0)

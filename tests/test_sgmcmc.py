@@ -1,4 +1,4 @@
-"""Statistical tests of the SGLD family (simplexsg.langevin) against exact answers.
+"""Statistical tests of the SGLD family (simplexsg.sgmcmc) against exact answers.
 
 Monte Carlo tolerances: a mean of M iid draws is compared with its exact value at Z = 5 standard
 errors (sample sd / sqrt(M); two-sided false-failure rate 6e-7 per assertion). A sample
@@ -14,7 +14,7 @@ import pytest
 from scipy import linalg
 
 from simplexsg import schedules
-from simplexsg.langevin import (SGD, SGHMC, SGLD, ControlVariateGradient, FullGradient,
+from simplexsg.sgmcmc import (SGD, SGHMC, SGLD, ControlVariateGradient, FullGradient,
                                 LinearRegressionModel, LogisticRegressionModel,
                                 MinibatchGradient, find_centre, sample)
 
@@ -495,3 +495,16 @@ def test_bad_find_centre_arguments_are_named():
         find_centre(LR_MODEL, GOOD, theta0=np.zeros((2, 2)))
     with pytest.raises(ValueError, match="call prepare"):
         ControlVariateGradient(np.zeros(2), 5)(LR_MODEL, GOOD, np.zeros(2))
+
+
+@pytest.mark.parametrize("alias, name", [("simplexsg.langevin", "sample"),
+                                         ("simplexsg.postprocess", "zv_estimate")])
+def test_deprecated_aliases_warn_and_still_work(alias, name):
+    import importlib
+    import sys
+
+    import simplexsg.sgmcmc
+    sys.modules.pop(alias, None)
+    with pytest.warns(DeprecationWarning, match="simplexsg.sgmcmc"):
+        module = importlib.import_module(alias)
+    assert getattr(module, name) is getattr(simplexsg.sgmcmc, name)

@@ -68,7 +68,9 @@ on the minibatch S of n stored documents is::
 unbiased for ``full_gradient(u)`` over S drawn uniformly from the stored documents, and exact
 (zero noise, bit for bit) at u = u_hat. (Baker et al. 2019's SGLD-CV; the stored g_d(u_hat) are
 SAGA's table, but at a fixed centre.) Inside LDA the counts of S are replaced just before
-the step, so G always reflects each document's latest counts.
+the step, so G always reflects each document's latest counts. Built from the parts of
+``simplexsg.sgmcmc``: the model ``DocTopicCountsModel``, the estimator
+``sgmcmc.gradients.StoredControlVariate`` and the ``SGLD`` integrator's step.
 
 **Cost.** Memory O(D K): the latest counts of every stored document (float64) and its
 gradient at the centre. A step: O(batch K) digammas. ``update_counts``: O(batch K).
@@ -103,6 +105,8 @@ from scipy.special import digamma, gammaln, polygamma
 
 from ._random import check_generator
 from ._validation import as_float_array, check_int, check_positive_scalar
+from .sgmcmc import SGLD, LangevinState, Model
+from .sgmcmc.gradients import StoredControlVariate
 
 __all__ = ["STEP_SCALE", "GammaPrior", "LogNormalPrior", "DocTopicPriorSampler",
            "doc_log_lik", "doc_grad", "sum_hessian"]
@@ -301,6 +305,37 @@ def _sum_terms(u, summary, order):
     return out
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class DocTopicCountsModel(Model):
+    """The documents' topic counts given u = log alpha, as an ``simplexsg.sgmcmc`` model: the
+    prior ``prior`` on alpha (density in u) and the Dirichlet-multinomial terms of the module
+    docstring. Data: ``(counts (n, K), lengths (n,))``, lengths the counts' row sums; ``size``
+    p is the dimension of u."""
+
+    prior: object
+    size: int
+
+    def check_data(self, data):
+        return data
+
+    def n_params(self, data):
+        """p: 1 (one alpha for every topic) or K."""
+        return self.size
+
+    def grad_log_prior(self, theta):
+        return self.prior.grad(theta)
+
+    def log_prior(self, theta):
+        return self.prior.log_density(theta)
+
+    def grad_log_lik(self, theta, batch):
+        counts, lengths = batch
+        return _doc_grad(theta, counts, lengths)
+
+    def log_lik(self, theta, batch):
+        return doc_log_lik(theta, batch[0])
+
+
 # ------------------------------------------------------------------------------------------
 # The sampler
 # ------------------------------------------------------------------------------------------
@@ -364,14 +399,11 @@ class DocTopicPriorSampler:
         if not (np.all(np.isfinite(init)) and np.all(init > 0)):
             raise ValueError(f"initial must be finite and > 0, got {init}")
         self._u = np.log(init)
-        self._centre = None
         self._h = self.fixed_step_size
         self._counts = np.zeros((self.n_documents, self.n_topics))
         self._lengths = np.zeros(self.n_documents)             # N_d of the stored counts
-        self._grads = np.zeros((self.n_documents, p))      # g_d(centre) of stored documents
-        self._seen = np.zeros(self.n_documents, dtype=bool)
-        self._n_seen = 0
-        self._G = np.zeros(p)
+        self._model = DocTopicCountsModel(self.prior, p)
+        self._cv = StoredControlVariate(self.n_documents, p, self.n_documents)
 
     # ---------------------------------------------------------------- properties
     @property
@@ -388,7 +420,7 @@ class DocTopicPriorSampler:
 
     @property
     def centre(self):
-        return None if self._centre is None else self._centre.copy()
+        return None if self._cv.centre is None else self._cv.centre.copy()
 
     @property
     def step_size_(self):
@@ -396,12 +428,12 @@ class DocTopicPriorSampler:
 
     @property
     def n_seen(self):
-        return self._n_seen
+        return self._cv.n_seen
 
     @property
     def running_gradient(self):
         """G = sum over the stored documents of g_d(centre), (p,) (zeros before a centre)."""
-        return self._G.copy()
+        return self._cv.running_sum.copy()
 
     # ---------------------------------------------------------------- checks
     def _check_indices(self, doc_indices, *, unique=True, seen=False):
@@ -425,8 +457,8 @@ class DocTopicPriorSampler:
         if unique and len(np.unique(idx)) != len(idx):
             raise ValueError("doc_indices has repeated documents (update_counts needs each "
                              "document once)")
-        if seen and not self._seen[idx].all():
-            raise ValueError(f"doc_indices: document {idx[~self._seen[idx]][0]} has no stored "
+        if seen and not self._cv.seen[idx].all():
+            raise ValueError(f"doc_indices: document {idx[~self._cv.seen[idx]][0]} has no stored "
                              "counts (call update_counts first, or pass counts)")
         return idx
 
@@ -459,22 +491,17 @@ class DocTopicPriorSampler:
         ``doc_topic_counts`` (n, K), replacing earlier counts; updates G in O(n K)."""
         idx = self._check_indices(doc_indices)
         counts = self._check_counts(doc_topic_counts, len(idx))
-        new = ~self._seen[idx]
         lengths = counts.sum(axis=1)
-        if self._centre is not None:
-            grads = _doc_grad(self._centre, counts, lengths)
-            self._G += grads.sum(axis=0) - self._grads[idx].sum(axis=0)
-            self._grads[idx] = grads
+        self._cv.store(self._model, idx, (counts, lengths))
         self._counts[idx] = counts
         self._lengths[idx] = lengths
-        self._seen[idx] = True
-        self._n_seen += int(new.sum())
 
     def _stored(self):
-        return self._counts[self._seen]
+        """(counts, lengths) of the stored documents, in index order."""
+        return self._counts[self._cv.seen], self._lengths[self._cv.seen]
 
     def _summary(self):
-        return _Summary(self._stored(), self._lengths[self._seen])
+        return _Summary(*self._stored())
 
     def _posterior_terms(self, u, order, summary=None):
         """log_posterior at u and, up to ``order``, its gradient and Hessian."""
@@ -504,10 +531,10 @@ class DocTopicPriorSampler:
         return self._posterior_terms(self._check_u(log_alpha), 2)[2]
 
     def _scale(self):
-        return self.n_documents / self._n_seen
+        return self.n_documents / self._cv.n_seen
 
     def _require_counts(self):
-        if self._n_seen == 0:
+        if self._cv.n_seen == 0:
             raise ValueError("no document counts stored yet: call update_counts first")
 
     def recentre(self, move=None, max_iter=100):
@@ -520,7 +547,7 @@ class DocTopicPriorSampler:
         max_iter = check_int("max_iter", max_iter, 1)
         if move is not None and not isinstance(move, (bool, np.bool_)):
             raise ValueError(f"move must be None, True or False, got {move!r}")
-        first = self._centre is None
+        first = self._cv.centre is None
         summary = self._summary()
         cache = {}
 
@@ -548,11 +575,7 @@ class DocTopicPriorSampler:
             warnings.warn(f"recentre: the optimisation stopped short of the mode ({res.message}; "
                           f"Newton decrement {decrement:.3g}); the centre is still valid, the "
                           "control variate only less effective", RuntimeWarning, stacklevel=2)
-        self._centre = centre
-        grads = np.zeros_like(self._grads)
-        grads[self._seen] = _doc_grad(centre, self._stored(), self._lengths[self._seen])
-        self._grads = grads
-        self._G = grads[self._seen].sum(axis=0)
+        self._cv.set_centre(self._model, centre, self._stored())
         if self.fixed_step_size is None:
             L = float(np.max(np.abs(np.linalg.eigvalsh(neg_hess))))
             if not np.isfinite(L) or L <= 0:
@@ -566,16 +589,13 @@ class DocTopicPriorSampler:
     def gradient_estimate(self, doc_indices, log_alpha=None):
         """The SGLD-CV estimate of ``full_gradient(u)`` from the stored documents
         ``doc_indices`` (module docstring); needs a centre. (p,)."""
-        if self._centre is None:
+        if self._cv.centre is None:
             raise ValueError("no centre yet: call recentre() first")
         idx = self._check_indices(doc_indices, unique=False, seen=True)
         return self._estimate(self._check_u(log_alpha), idx)
 
     def _estimate(self, u, idx):
-        now = _doc_grad(u, self._counts[idx], self._lengths[idx]).sum(axis=0)
-        at_centre = self._grads[idx].sum(axis=0)
-        return (self.prior.grad(u) + self._scale() * self._G
-                + (self.n_documents / len(idx)) * (now - at_centre))
+        return self._cv.estimate(self._model, u, idx, (self._counts[idx], self._lengths[idx]))
 
     def step(self, doc_indices, random_state, counts=None):
         """One SGLD-CV step of u on the minibatch ``doc_indices``; returns alpha (K,).
@@ -591,11 +611,10 @@ class DocTopicPriorSampler:
         if counts is not None:
             self.update_counts(doc_indices, counts)
         idx = self._check_indices(doc_indices, unique=False, seen=True)
-        if self._centre is None:
+        if self._cv.centre is None:
             self.recentre()
         h = self._h
-        u = self._u + h * self._estimate(self._u, idx) \
-            + np.sqrt(2.0 * h) * rng.standard_normal(self._u.shape)
+        u = SGLD(h).step(LangevinState(self._u), self._estimate(self._u, idx), h, rng).theta
         if not np.all(np.isfinite(u)):
             raise FloatingPointError(f"the log alpha chain diverged ({u}); step size {h}")
         self._u = u
@@ -604,4 +623,4 @@ class DocTopicPriorSampler:
     def __repr__(self):
         kind = "symmetric" if self.symmetric else "per-topic"
         return (f"DocTopicPriorSampler(n_topics={self.n_topics}, n_documents={self.n_documents}, "
-                f"{kind}, prior={self.prior!r}, n_seen={self._n_seen}, alpha={self.alpha})")
+                f"{kind}, prior={self.prior!r}, n_seen={self.n_seen}, alpha={self.alpha})")

@@ -18,7 +18,7 @@ from .._validation import check_finite, check_int
 from .models import n_data, take
 
 __all__ = ["GradientEstimator", "FullGradient", "MinibatchGradient", "ControlVariateGradient",
-           "draw_indices"]
+           "StoredControlVariate", "draw_indices"]
 
 
 def draw_indices(rng, N, n, shape, replace):
@@ -169,3 +169,54 @@ class ControlVariateGradient(GradientEstimator):
         correction = (model.grad_log_prior(theta) - model.grad_log_prior(centre)
                       + (N / n) * diff.sum(axis=-2))
         return self.centre_gradient + correction
+
+
+class StoredControlVariate:
+    """SGLD-CV over data whose rows arrive and change while the chain runs (e.g. LDA's
+    documents, whose topic counts are resampled at each visit): a table of the per-datum
+    gradients at the centre c and their running sum G over the stored rows.
+
+    Rows are slots ``0 .. n_rows - 1``; the model's data live with the caller, who passes the
+    rows' batch (``models`` convention) to ``store``, ``set_centre`` and ``estimate``. With
+    ``n_seen`` rows stored, the full-data gradient over ``n_total`` rows is estimated by
+    scaling the stored rows to ``n_total``; on the rows S (n indices, repeats allowed)::
+
+        grad log p(theta) + (n_total / n_seen) G + (n_total / n) sum_{i in S} [g_i(theta) - g_i(c)]
+
+    unbiased for the scaled full gradient over S drawn uniformly from the stored rows, and exact
+    (bit for bit: the table holds the same bits as ``model.grad_log_lik(c, batch)``) at c.
+    Replacing a row updates G by subtraction and addition: O(n p) per call, memory O(n_rows p).
+    """
+
+    def __init__(self, n_rows, n_params, n_total):
+        self.n_total = n_total
+        self.centre = None
+        self.table = np.zeros((n_rows, n_params))
+        self.seen = np.zeros(n_rows, dtype=bool)
+        self.n_seen = 0
+        self.running_sum = np.zeros(n_params)
+
+    def store(self, model, idx, batch):
+        """Store (or replace) the distinct rows ``idx`` whose data are ``batch``."""
+        if self.centre is not None:
+            grads = model.grad_log_lik(self.centre, batch)
+            self.running_sum += grads.sum(axis=0) - self.table[idx].sum(axis=0)
+            self.table[idx] = grads
+        self.n_seen += int((~self.seen[idx]).sum())
+        self.seen[idx] = True
+
+    def set_centre(self, model, centre, batch_seen):
+        """Move the centre to ``centre``; ``batch_seen``: the data of every stored row, in row
+        order. Recomputes the table and G: O(n_seen p)."""
+        self.centre = np.array(centre, dtype=np.float64)
+        table = np.zeros_like(self.table)
+        table[self.seen] = model.grad_log_lik(self.centre, batch_seen)
+        self.table = table
+        self.running_sum = table[self.seen].sum(axis=0)
+
+    def estimate(self, model, theta, idx, batch):
+        """The estimate at ``theta`` from the stored rows ``idx`` with data ``batch``."""
+        now = model.sum_grad_log_lik(theta, batch)
+        at_centre = self.table[idx].sum(axis=0)
+        return (model.grad_log_prior(theta) + (self.n_total / self.n_seen) * self.running_sum
+                + (self.n_total / len(idx)) * (now - at_centre))

@@ -56,12 +56,41 @@ def _labels_to_choose(occupancy):
     return np.concatenate([np.flatnonzero(occupancy[:J] == 0), [J]])
 
 
+class _Blocks:
+    """Rows per label of z (``occupancy``) and each occupied label's rows, sorted (``rows``),
+    kept up to date by ``move`` so that a proposal costs the size of its blocks, not O(n)."""
+
+    def __init__(self, z):
+        self.occupancy = np.bincount(z)
+        order = np.argsort(z, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(self.occupancy)])
+        self.rows = {int(j): order[bounds[j]:bounds[j + 1]]
+                     for j in np.flatnonzero(self.occupancy)}
+
+    def move(self, z, moved, target, source):
+        """Relabel the rows ``moved`` (all of label ``source``'s or part of them) to
+        ``target``, in z and here."""
+        z[moved] = target
+        if target >= self.occupancy.size:
+            self.occupancy = np.concatenate(
+                [self.occupancy, np.zeros(target + 1 - self.occupancy.size, dtype=np.int64)])
+        self.occupancy[source] -= moved.size
+        self.occupancy[target] += moved.size
+        stay = self.rows[source][~np.isin(self.rows[source], moved, assume_unique=True)]
+        if stay.size:
+            self.rows[source] = stay
+        else:
+            del self.rows[source]
+        self.rows[target] = np.sort(np.concatenate([self.rows.get(target, moved[:0]), moved]))
+
+
 class SplitMerge:
     """Split-merge proposals on rows X (CSR counts) with Dirichlet(``base``) components.
 
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
-    ``run(z, alpha, rng, n)`` makes n of them, computing each component's marginal once.
+    ``run(z, alpha, rng, n)`` makes n of them, computing each component's marginal once and
+    keeping each label's rows, so that a proposal costs the size of its blocks.
     """
 
     def __init__(self, X, base):
@@ -81,12 +110,16 @@ class SplitMerge:
             cache[label] = value
         return value
 
-    def run(self, z, alpha, rng, n_proposals):
-        """``n_proposals`` proposals on z (in place); returns how many were accepted. The
-        components' marginals are kept between proposals (z changes only through them)."""
-        cache, accepted = {}, 0
-        for _ in range(n_proposals):
-            accepted += self.propose(z, alpha, rng, cache) is not None
+    def run(self, z, alpha, rng, n_proposals, row_budget=0):
+        """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
+        to split or merge held ``row_budget`` rows in total (a budget in work, so the result
+        depends on the seed alone); returns how many were accepted."""
+        cache, blocks = {}, _Blocks(z)
+        accepted = done = rows = 0
+        while done < n_proposals or rows < row_budget:
+            kind, size = self._propose(z, alpha, rng, cache, blocks)
+            accepted += kind is not None
+            done, rows = done + 1, rows + size
         return accepted
 
     def _allocation(self, i, k, others, side, forced, rng):
@@ -96,16 +129,20 @@ class SplitMerge:
                                      else np.zeros(others.size), side, forced, self.base)
 
     def propose(self, z, alpha, rng, cache=None):
+        return self._propose(z, alpha, rng, cache, _Blocks(z))[0]
+
+    def _propose(self, z, alpha, rng, cache, blocks):
+        """One proposal; returns (its kind if accepted else None, the rows of its blocks)."""
         n_rows = z.size
         if n_rows < 2:
-            return None
+            return None, 0
         i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
         k += k >= i                                     # an ordered pair of distinct rows
         log_u = np.log(rng.random())
-        occupancy = np.bincount(z)
+        occupancy = blocks.occupancy
         c, e = int(z[i]), int(z[k])
         if c == e:
-            members = np.flatnonzero(z == c)
+            members = blocks.rows[c]
             others = rng.permutation(members[(members != i) & (members != k)])
             choices = _labels_to_choose(occupancy)
             e = int(choices[rng.integers(choices.size)])
@@ -119,29 +156,29 @@ class SplitMerge:
             log_ratio = (self._block(kept) + self._block(moved) - self._block(members, cache, c)
                          + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
                          - log_q + np.log(choices.size))
-            target, kind = e, "split"
+            target, source, kind = e, c, "split"
         else:
             after = occupancy.copy()
             after[c], after[e] = occupancy[c] + occupancy[e], 0
             choices = _labels_to_choose(after)
             if e > choices[-1]:           # the reverse split could not pick e: never accepted
-                return None
-            block_c, block_e = np.flatnonzero(z == c), np.flatnonzero(z == e)
+                return None, 0
+            block_c, block_e = blocks.rows[c], blocks.rows[e]
             members = np.concatenate([block_c, block_e])
             log_ratio = (self._block(members) - self._block(block_c, cache, c)
                          - self._block(block_e, cache, e)
                          + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
                          - np.log(choices.size))
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
-                return None
+                return None, members.size
             others = rng.permutation(members[(members != i) & (members != k)])
             side = (z[others] == e).astype(np.int8)
             log_ratio += self._allocation(i, k, others, side, True, rng)
-            moved, target, kind = block_e, c, "merge"
+            moved, target, source, kind = block_e, c, e, "merge"
         if log_u < log_ratio:
-            z[moved] = target
+            blocks.move(z, np.sort(moved), target, source)
             if cache is not None:
                 cache.pop(c, None)
                 cache.pop(e, None)
-            return kind
-        return None
+            return kind, members.size
+        return None, members.size

@@ -17,7 +17,10 @@ held-out row) about 40 times over its budget. The score "at equal time" is the m
 sampler's scores in the last quarter of the budget (one state is one posterior sample: the mean
 smooths its spread). The summary gives, per data set, each sampler's score, clusters with at
 least 1% of the rows and held-out ARI, and the gaps of the default (``sampler="auto"``) and of
-SCIR to the best sampler, in percent of the best score's magnitude. JSON + one PNG per data set.
+SCIR to the best sampler, in percent of the best score's magnitude; for the synthetic sets, the
+default's recovered clusters (true clusters with >= 1% of the rows that are the majority label
+of exactly one found cluster >= 1%) + extra ones (found clusters >= 1% beyond those), per seed.
+JSON + one PNG per data set.
 
     python benchmarks/dp_study.py --out benchmarks/results            # about 25 minutes
     python benchmarks/dp_study.py --quick                              # a minute
@@ -93,7 +96,20 @@ def budget(X):
     return 10.0 if X.shape[0] < 10_000 else 20.0 if X.shape[0] < 100_000 else 30.0
 
 
-def run(sampler, X, X_test, labels_test, seconds, seed):
+def recovery(labels, found):
+    """(recovered, extra): the true clusters with >= 1% of the rows that are the majority
+    label of exactly one found cluster with >= 1% of the rows, and the found clusters >= 1%
+    beyond those (a merge of true clusters under 1%, or a true cluster split in two)."""
+    threshold = 0.01 * labels.size
+    true_sizes = np.bincount(labels)
+    majority = [int(np.bincount(labels[found == j]).argmax())
+                for j in np.flatnonzero(np.bincount(found) >= threshold)]
+    counts = np.bincount(majority, minlength=true_sizes.size)
+    recovered = int(np.sum((counts == 1) & (true_sizes >= threshold)))
+    return recovered, len(majority) - recovered
+
+
+def run(sampler, X, X_test, labels, labels_test, seconds, seed):
     start = time.perf_counter()
     every = max(1, 40_000 // X.shape[0]) if sampler == "gibbs" else 25
     dp = DPMixture(sampler, max_time=seconds, evaluate_every=every, random_state=seed)
@@ -109,6 +125,7 @@ def run(sampler, X, X_test, labels_test, seconds, seed):
                 clusters_1pct=int(np.sum(sizes >= 0.01 * X.shape[0])),
                 ari=None if labels_test is None else
                 float(adjusted_rand_score(labels_test, dp.predict(X_test))),
+                recovery=None if labels is None else recovery(labels, dp.labels_),
                 wall_seconds=time.perf_counter() - start)
 
 
@@ -122,7 +139,7 @@ def summarise(results):
     of the default ("auto") and of SCIR to the best sampler, in percent of its magnitude."""
     lines = [f"{'set':>16} {'group':>8} {'N':>7} {'true1%':>6} " + " ".join(
         f"{s + ' score':>12} {'cl1%':>4} {'ARI':>5}" for s in SAMPLERS)
-        + "  default  gap %  scir gap %"]
+        + "  default  gap %  scir gap %  default rec+extra"]
     for entry in results:
         by = {s: [r for r in entry["runs"] if r["sampler"] == s] for s in SAMPLERS}
         med = {s: (np.median([r["score"] for r in rs]), np.median([r["clusters_1pct"] for r in rs]),
@@ -135,9 +152,11 @@ def summarise(results):
         cells = " ".join(f"{m[0]:12.3f} {m[1]:4.0f} {'' if m[2] is None else f'{m[2]:.3f}':>5}"
                          for m in med.values())
         true = entry.get("true_clusters_1pct")
+        recovered = [r["recovery"] for r in by[default] if r.get("recovery")]
+        rec = "/".join(f"{a}+{b}" for a, b in recovered)
         lines.append(f"{entry['name']:>16} {entry['group']:>8} {entry['n_rows']:>7} "
                      f"{'' if true is None else true:>6} {cells}  {default:>7} {gap:6.2f} "
-                     f"{scir_gap:10.2f}")
+                     f"{scir_gap:10.2f}  {rec}")
     return "\n".join(lines)
 
 
@@ -195,9 +214,10 @@ def main():
                      int(np.sum(np.bincount(labels) >= 0.01 * labels.size)))
         for seed in range(seeds):
             for sampler in SAMPLERS:
-                r = run(sampler, X, X_test, labels_test, seconds, seed)
+                r = run(sampler, X, X_test, labels, labels_test, seconds, seed)
                 entry["runs"].append(r)
-                ari = "" if r["ari"] is None else f", ARI {r['ari']:.3f}"
+                ari = "" if r["ari"] is None else (f", ARI {r['ari']:.3f}, recovered "
+                                                   f"{r['recovery'][0]} + {r['recovery'][1]} extra")
                 print(f"{name} seed {seed} {sampler:>5}: score {r['score']:.3f}, "
                       f"{r['clusters_1pct']} clusters >= 1%{ari}, {r['iterations']} iterations",
                       flush=True)

@@ -4,7 +4,10 @@ by ``estimator``'s estimates of the gradient of the log posterior of ``model`` g
 
 - ``models``: ``Model`` (interface), ``LinearRegressionModel``, ``LogisticRegressionModel``;
 - ``gradients``: ``FullGradient`` (LMC), ``MinibatchGradient`` (SGLD),
-  ``ControlVariateGradient`` (SGLD-CV = SGLDFP), centred by ``centre.find_centre``;
+  ``ControlVariateGradient`` (SGLD-CV = SGLDFP), centred by ``centre.find_centre``, and
+  ``StoredControlVariate`` for data whose rows change while the chain runs;
+- ``ewsg``: ``ExponentiallyWeightedGradient`` (EWSG: a Metropolis-Hastings chain over the data
+  indices, for SGHMC and SGLD);
 - ``integrators``: ``SGLD``, ``SGHMC``, ``SGD``;
 - ``driver``: ``sample`` (chains, thinning, resume, checkpoints);
 - ``zv``: zero-variance postprocessing of a chain and its gradient estimates.
@@ -21,6 +24,7 @@ h = h; Welling & Teh's and Baker et al.'s epsilon (drift ``epsilon/2 * grad``, n
 """
 from .centre import find_centre
 from .driver import SampleProgress, SampleResult, sample
+from .ewsg import ExponentiallyWeightedGradient
 from .gradients import (ControlVariateGradient, FullGradient, GradientEstimator,
                         MinibatchGradient)
 from .integrators import SGD, SGHMC, SGLD, LangevinState
@@ -28,6 +32,7 @@ from .models import LinearRegressionModel, LogisticRegressionModel, Model
 from .zv import ZVEstimate, zv_estimate, zv_features
 
 __all__ = ["Model", "LinearRegressionModel", "LogisticRegressionModel", "GradientEstimator",
-           "FullGradient", "MinibatchGradient", "ControlVariateGradient", "find_centre",
+           "FullGradient", "MinibatchGradient", "ControlVariateGradient",
+           "ExponentiallyWeightedGradient", "find_centre",
            "LangevinState", "SGLD", "SGHMC", "SGD", "SampleResult", "SampleProgress", "sample",
            "ZVEstimate", "zv_estimate", "zv_features"]

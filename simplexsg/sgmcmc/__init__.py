@@ -10,6 +10,7 @@ by ``estimator``'s estimates of the gradient of the log posterior of ``model`` g
   indices, for SGHMC and SGLD);
 - ``integrators``: ``SGLD``, ``SGHMC``, ``SGD``;
 - ``driver``: ``sample`` (chains, thinning, resume, checkpoints);
+- ``multilevel``: ``multilevel_estimate`` (multilevel Monte Carlo over coupled SGLD chains);
 - ``zv``: zero-variance postprocessing of a chain and its gradient estimates.
 
 **Step-size convention** (every integrator here): the step of size ``h`` is the Euler step of
@@ -29,10 +30,12 @@ from .gradients import (ControlVariateGradient, FullGradient, GradientEstimator,
                         MinibatchGradient)
 from .integrators import SGD, SGHMC, SGLD, LangevinState
 from .models import LinearRegressionModel, LogisticRegressionModel, Model
+from .multilevel import MultilevelResult, multilevel_estimate
 from .zv import ZVEstimate, zv_estimate, zv_features
 
 __all__ = ["Model", "LinearRegressionModel", "LogisticRegressionModel", "GradientEstimator",
            "FullGradient", "MinibatchGradient", "ControlVariateGradient",
            "ExponentiallyWeightedGradient", "find_centre",
            "LangevinState", "SGLD", "SGHMC", "SGD", "SampleResult", "SampleProgress", "sample",
-           "ZVEstimate", "zv_estimate", "zv_features"]
+           "MultilevelResult", "multilevel_estimate", "ZVEstimate", "zv_estimate",
+           "zv_features"]

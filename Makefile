@@ -21,7 +21,7 @@ $(STAMP): $(BUILD_INPUTS) | $(PY)
 
 # pytest exits 5 when it collects nothing; that is a failure here, never a pass.
 test: $(STAMP)
-	$(PY) -m pytest tests $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests --durations=15 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 demo: $(STAMP)

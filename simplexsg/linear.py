@@ -12,12 +12,50 @@ papers, with L the largest eigenvalue of the Hessian of -log pi,
 ``I / prior_scale^2 + X^T diag(w) X`` (X with its column of ones): for "sgldcv" at the centre,
 where its chain starts and stays; for the other samplers, which start at 0, the bound with w at
 its supremum (1/4 for the logistic likelihood; 1 / noise_variance for the Gaussian one, exact).
-SGHMC's h is a time step of the underdamped diffusion; its default is ``sqrt(STEP_SCALE / L)``
-with momentum decay ``h * friction = SGHMC_DECAY`` per step.
+
+**Accuracy of the defaults** (minibatch size n of N rows, ``f = (N - n) / (N - 1)``). A
+minibatch gradient's noise covariance near the mode is ``Sigma ~ (N^2 f / n) x`` the per-datum
+Fisher information, at most ``Sigma_max = (L - 1 / prior_scale^2) N f / n`` (exact for the
+linear model; an upper bound for the logistic one). On the linear-Gaussian model the exact
+stationary moments are known (Brosse, Durmus & Moulines 2018, Section 3): a chain's variance in
+the direction of curvature lambda is that of the posterior times
+
+- "sgldcv": ``1 / (1 - h lambda / 2)`` plus a small control-variate term: 1.03 at the default
+  h lambda_max = 0.1, whatever N;
+- "sgld": ``(1 + h Sigma / 2) / (1 - h lambda / 2)``. At the default h = 0.1 / L and n = N / 100
+  that is about 1 + 0.05 N / n = 6 (standard deviations 2.5x too wide), and it does not shrink
+  as N grows. Bounding it by 1 + eps needs ``h <= 2 eps n / (L N f)``: a cost of about
+  N / (2 eps) per-datum gradients per independent sample, linear in N (Brosse et al.), against
+  O(n) for "sgldcv". So the default stays h = 0.1 / L, and ``fit`` warns (UserWarning) with
+  the predicted inflation whenever its standard-deviation factor exceeds ``WARN_SD_FACTOR``;
+  use "sgldcv", or a larger ``batch_size`` with a smaller ``step_size``;
+- "sghmc": a minibatch gradient adds ``h^2 Sigma`` to the momentum's variance per step, so
+  without a correction the chain runs at temperature ``1 + h Sigma / (2 friction)``, which at
+  the former default (h = sqrt(0.1 / L), friction = 0.1 / h) was ``1 + N f / (2 n)``: 50x the
+  posterior variance at n = N / 100. It now applies Chen et al.'s (2014) correction: the
+  estimator ``NoiseTrackingGradient`` keeps an online estimate Sigma_hat of the minibatch
+  gradient's covariance (within-minibatch covariance of the per-datum gradients, exponentially
+  averaged), and the injected noise covariance is ``2 friction h I - h^2 Sigma_hat`` (Chen et
+  al.'s ``2 (C - B_hat) h`` with C = friction, B_hat = h Sigma_hat / 2), which needs
+  ``h Sigma / (2 friction) <= 1``. The default h is the largest that keeps this ratio at
+  ``SGHMC_NOISE_FRACTION`` for the predicted Sigma_max, with ``h * friction = SGHMC_DECAY``:
+  ``h = min(sqrt(STEP_SCALE / L), sqrt(2 SGHMC_NOISE_FRACTION SGHMC_DECAY / Sigma_max))``. The
+  stationary law is then the full-gradient SGHMC's (0.1% wide of the posterior here) up to the
+  estimate's error. The price: the chain moves like SGLD with step h / friction <=
+  ``2 SGHMC_NOISE_FRACTION / Sigma_max``, so an independent sample costs about
+  ``N f / SGHMC_NOISE_FRACTION`` per-datum gradients, linear in N like plain SGLD's (Brosse et
+  al.) and about 3x SGLD-CV's at the defaults; it does not depend on n, so the default batch
+  is larger, ``SGHMC_BATCH_FRACTION`` of N (positions relax in ~12 steps, enough for the
+  default n_iter). ``fit`` warns when the ratio is predicted above ``WARN_SD_FACTOR^2`` (a
+  user-given ``step_size`` or ``friction``) or measured above it at the end of the run
+  (gradient noise larger than the Fisher information predicts, e.g. heteroscedastic data).
+- "sgd" is a baseline optimiser, not a sampler: its spread is the SGD noise's, not the
+  posterior's (no warning).
 """
 import copy
 import numbers
 import time
+import warnings
 
 import numpy as np
 from scipy.special import expit
@@ -30,16 +68,26 @@ from ._random import seed_sequence
 from ._validation import check_checkpoint, check_finite, check_int, check_positive_scalar
 from .sgmcmc import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
                      LogisticRegressionModel, MinibatchGradient, find_centre, sample)
+from .sgmcmc.gradients import NoiseTrackingGradient, noise_estimate_from_aux
 from .sgmcmc.zv import zv_estimate
 
 __all__ = ["BayesianLogisticRegression", "BayesianLinearRegression"]
 
 SAMPLERS = ("sgld", "sgldcv", "sghmc", "sgd")
 
-#: Default step h = STEP_SCALE / L (module docstring); SGHMC: sqrt(STEP_SCALE / L).
+#: Default step h = STEP_SCALE / L (module docstring); SGHMC: at most sqrt(STEP_SCALE / L).
 STEP_SCALE = 0.1
 #: Default SGHMC momentum decay per step, h * friction (Chen et al.'s alpha).
 SGHMC_DECAY = 0.1
+#: SGHMC's default h keeps the predicted gradient-noise share of the injected noise,
+#: h Sigma_max / (2 friction), at this value (Chen et al.'s B_hat / C), so the online
+#: correction has room for the estimate's error.
+SGHMC_NOISE_FRACTION = 0.8
+#: SGHMC's default minibatch: SGHMC_BATCH_FRACTION of the data, at least MIN_BATCH rows.
+SGHMC_BATCH_FRACTION = 0.05
+#: ``fit`` warns when the chain's standard deviations are predicted more than this factor
+#: above the posterior's ("sgld"; "sghmc" with an infeasible noise correction).
+WARN_SD_FACTOR = 1.1
 #: Default minibatch: BATCH_FRACTION of the data, at least MIN_BATCH rows (at most all).
 BATCH_FRACTION, MIN_BATCH = 0.01, 32
 
@@ -47,10 +95,11 @@ BATCH_FRACTION, MIN_BATCH = 0.01, 32
 _PREDICT_ROWS = 1024
 
 
-def _resolve_batch_size(batch_size, n_data):
-    """Rows per minibatch: an int (capped at N), a fraction in (0, 1] of N, or None (default)."""
+def _resolve_batch_size(batch_size, n_data, fraction=BATCH_FRACTION):
+    """Rows per minibatch: an int (capped at N), a fraction in (0, 1] of N, or None (default:
+    ``fraction`` of N, at least MIN_BATCH rows)."""
     if batch_size is None:
-        return min(n_data, max(MIN_BATCH, int(np.ceil(BATCH_FRACTION * n_data))))
+        return min(n_data, max(MIN_BATCH, int(np.ceil(fraction * n_data))))
     if isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool):
         return min(n_data, check_int("batch_size", batch_size, 1))
     if isinstance(batch_size, numbers.Real) and not isinstance(batch_size, bool) \
@@ -120,12 +169,16 @@ _PARAMETERS = """\
         gradients. "sghmc": SGHMC with minibatch gradients. "sgd": constant-step SGD with
         minibatch gradients, no noise (its iterates are not posterior samples; a baseline).
         The last three start at theta = 0.
+        Accuracy of each sampler's defaults: ``simplexsg.linear`` module docstring. "sgld"
+        warns at fit time: at the default step and batch its standard deviations are about
+        sqrt(1 + 0.05 N / n) times the posterior's (2.5x at n = N / 100).
     step_size : float, default None
-        Step size h (module docstring). None: ``STEP_SCALE / L``, or ``sqrt(STEP_SCALE / L)``
-        for "sghmc".
+        Step size h (module docstring). None: ``STEP_SCALE / L``; for "sghmc"
+        ``min(sqrt(STEP_SCALE / L), sqrt(2 SGHMC_NOISE_FRACTION SGHMC_DECAY / Sigma_max))``,
+        small enough for its gradient-noise correction.
     batch_size : int or float, default None
         Rows per minibatch, drawn without replacement: an int (capped at the number of rows N)
-        or a fraction of N in (0, 1]. None: 1% of N, at least 32 rows.
+        or a fraction of N in (0, 1]. None: 1% of N (5% for "sghmc"), at least 32 rows.
     n_iter : int, default 2000
         Steps of the sampler, burn-in included.
     burn_in : int, default None
@@ -135,7 +188,9 @@ _PARAMETERS = """\
         Keep every ``thin``-th state after burn-in.
     friction : float, default None
         SGHMC's friction gamma (``h * gamma < 1``). None: ``SGHMC_DECAY / h``. Ignored by the
-        other samplers.
+        other samplers. "sghmc" subtracts its online estimate of the minibatch gradient noise
+        from the injected noise (Chen et al.'s B_hat), which works while
+        ``h Sigma / (2 gamma) <= 1``.
     zv : bool, default False
         Estimate ``coef_`` and ``intercept_`` by first-degree zero-variance control variates
         (``simplexsg.sgmcmc.zv_estimate``, coefficient ``-Var(z)^-1 Cov(z, theta)``) from
@@ -234,19 +289,53 @@ class _BayesianLinearModel(BaseEstimator):
         )
 
     def _integrator(self, params, design, centre):
-        """The integrator with its resolved step size (and friction for SGHMC)."""
+        """The integrator with its resolved step size (and friction for SGHMC), and the
+        warning ``fit`` gives about its accuracy (or None); module docstring."""
+        # The likelihood's curvature in x . theta at the centre, or its supremum (no centre).
+        w = self._curvature(None if centre is None else design @ centre)
+        L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
+        N, n = design.shape[0], self.batch_size_
+        # Largest eigenvalue of the minibatch gradient's covariance, (N^2 f / n) x per-datum
+        # Fisher information, bounded by (N^2 f / n) x (likelihood curvature L - prior) / N.
+        noise = (L - params["prior_precision"]) * N / n * ((N - n) / (N - 1) if N > 1 else 0.0)
         h = params["step_size"]
         if h is None:
-            # The likelihood's curvature in x . theta at the centre, or its supremum (no centre).
-            w = self._curvature(None if centre is None else design @ centre)
-            L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
-            h = np.sqrt(STEP_SCALE / L) if self.sampler == "sghmc" else STEP_SCALE / L
+            h = STEP_SCALE / L
+            if self.sampler == "sghmc":
+                h = np.sqrt(STEP_SCALE / L)
+                if noise > 0:
+                    h = min(h, np.sqrt(2 * SGHMC_NOISE_FRACTION * SGHMC_DECAY / noise))
         self.step_size_ = float(h)
+        message = None
         if self.sampler == "sghmc":
             friction = SGHMC_DECAY / h if params["friction"] is None else params["friction"]
             self.friction_ = float(friction)
-            return SGHMC(h, friction=friction)
-        return SGD(h) if self.sampler == "sgd" else SGLD(h)
+            ratio = h * noise / (2 * friction)
+            if n < 2 and 1 + ratio > WARN_SD_FACTOR ** 2:
+                message = (f"sampler='sghmc' with batch_size=1: one row per step gives no "
+                           "estimate of the gradient noise to correct for, so the chain's "
+                           f"standard deviations may be up to {np.sqrt(1 + ratio):.3g}x the "
+                           "posterior's; use batch_size >= 2 (the default is 5% of the rows)")
+            elif ratio > WARN_SD_FACTOR ** 2:
+                message = (f"sampler='sghmc' with step_size={h:.3g} and friction={friction:.3g}: "
+                           f"the minibatch gradient noise is predicted at {ratio:.3g} times the "
+                           "noise the friction injects, more than the correction can remove, so "
+                           f"the chain's standard deviations may be up to {np.sqrt(ratio):.3g}x "
+                           "the posterior's; use the default step_size and friction, a smaller "
+                           "step_size, a larger friction or a larger batch_size")
+            return SGHMC(h, friction=friction, noise_estimate=noise_estimate_from_aux), message
+        if self.sampler == "sgld":
+            factor = (1 + h * noise / 2) / (1 - h * L / 2) if h * L < 2 else np.inf
+            if factor > WARN_SD_FACTOR ** 2:
+                message = (f"sampler='sgld' with step_size={h:.3g} and batch_size={n} of {N} "
+                           "rows: the minibatch gradient noise inflates the chain's variance "
+                           f"by up to about {factor:.3g}x (standard deviations "
+                           f"{np.sqrt(factor):.3g}x the posterior's; Brosse, Durmus & Moulines "
+                           "2018). Use sampler='sgldcv' (accurate at this cost) or 'sghmc', or "
+                           "a larger batch_size with a smaller step_size: the variance factor "
+                           "is about (1 + h Sigma_max / 2) / (1 - h L / 2) with Sigma_max = "
+                           f"{noise:.3g} and L = {L:.3g} (simplexsg.linear docstring)")
+        return (SGD(h) if self.sampler == "sgd" else SGLD(h)), message
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X, y):
@@ -272,6 +361,8 @@ class _BayesianLinearModel(BaseEstimator):
         saved = dict(self.__dict__)
         run = self._start_fit(X, y)
         try:
+            if run["warning"] is not None:
+                warnings.warn(run["warning"], UserWarning, stacklevel=2)
             result = sample(*run["args"], **run["options"])
         except BaseException as exc:
             progress = getattr(exc, "sample_progress", None)
@@ -286,6 +377,19 @@ class _BayesianLinearModel(BaseEstimator):
                           None if result.gradients is None else result.gradients[skip:])
         self._last_state, self._progress, self.interrupted_ = result.state, None, False
         self.fit_seconds_ = time.perf_counter() - start
+        if self.sampler == "sghmc" and result.state.aux is not None:
+            # The correction's room, measured: the last estimate of the gradient noise.
+            ratio = (self.step_size_ * np.linalg.eigvalsh(result.state.aux).max()
+                     / (2 * self.friction_))
+            if ratio > WARN_SD_FACTOR ** 2:
+                warnings.warn(
+                    f"sampler='sghmc': the minibatch gradient noise measured at the end of the "
+                    f"run is {ratio:.3g} times the noise the friction injects, more than the "
+                    "correction can remove, so the chain's standard deviations may be up to "
+                    f"{np.sqrt(ratio):.3g}x the posterior's. If the chain had not reached the "
+                    "posterior yet (n_iter too small), run longer; otherwise use a smaller "
+                    "step_size, a larger friction or a larger batch_size", UserWarning,
+                    stacklevel=2)
         return self
 
     @restore_on_error
@@ -319,16 +423,22 @@ class _BayesianLinearModel(BaseEstimator):
                              f"{n_params + 1} kept samples, got {n_kept}: raise n_iter")
         data = (np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X, y)
         model = self._model(params["prior_precision"], data)
-        self.batch_size_ = _resolve_batch_size(self.batch_size, n)
+        self.batch_size_ = _resolve_batch_size(
+            self.batch_size, n,
+            SGHMC_BATCH_FRACTION if self.sampler == "sghmc" else BATCH_FRACTION)
         self.burn_in_ = params["burn_in"]
         if not (resume or extend):
             self.random_state_ = seed_sequence(self.random_state)
         if self.sampler == "sgldcv" and not hasattr(self, "centre_"):
             self.centre_ = find_centre(model, data)
         centre = self.centre_ if self.sampler == "sgldcv" else None
-        estimator = (MinibatchGradient(self.batch_size_) if centre is None
-                     else ControlVariateGradient(centre, self.batch_size_))
-        integrator = self._integrator(params, data[0], centre)
+        if centre is not None:
+            estimator = ControlVariateGradient(centre, self.batch_size_)
+        elif self.sampler == "sghmc":
+            estimator = NoiseTrackingGradient(self.batch_size_)
+        else:
+            estimator = MinibatchGradient(self.batch_size_)
+        integrator, warning = self._integrator(params, data[0], centre)
         options = dict(random_state=self.random_state_, store_gradients=self.zv,
                        thin=params["thin"], verbose=self.verbose,
                        theta0=self._last_state if extend else None,
@@ -339,7 +449,7 @@ class _BayesianLinearModel(BaseEstimator):
         self._fingerprint, self.interrupted_ = fingerprint, True
         self._run_info = {"d": d, "thin": params["thin"]}
         return {"args": (model, data, estimator, integrator, params["n_iter"]),
-                "options": options}
+                "options": options, "warning": warning}
 
     def _set_samples(self, theta, gradients=None):
         """coef_samples_, coef_ (and the intercept's) from the kept states ``theta``; the ZV

@@ -16,7 +16,8 @@ from scipy import linalg
 from simplexsg import schedules
 from simplexsg.sgmcmc import (SGD, SGHMC, SGLD, ControlVariateGradient, FullGradient,
                                 LinearRegressionModel, LogisticRegressionModel,
-                                MinibatchGradient, find_centre, sample)
+                                LangevinState, MinibatchGradient, find_centre, sample)
+from simplexsg.sgmcmc.gradients import NoiseTrackingGradient, noise_estimate_from_aux
 
 Z = 5.0
 
@@ -322,6 +323,142 @@ def test_sghmc_with_minibatch_gradients_matches_its_lyapunov_solution():
                  burn + keep, theta0=np.tile(mean, (chains, 1)), random_state=6)
     delta = res.chain[burn:] - mean
     assert_chain_moments(delta.mean(0), np.einsum("tci,tcj->cij", delta, delta) / keep, exact)
+
+
+def test_sghmc_noise_correction_with_a_fixed_estimate_matches_its_lyapunov_solution():
+    # Chen et al.'s correction with Sigma_hat = Sigma_xi, the exact covariance of the
+    # minibatch gradient's additive noise: the injected noise 2 gamma h I - h^2 Sigma_xi cancels
+    # it, so the (delta, r) recursion's noise is kron(B, 2 gamma h I) plus the multiplicative
+    # part K alone. Setting of the test above, with friction 4 sqrt(lambda_min), so that
+    # h Sigma_xi / (2 gamma) <= 0.62 (no clipping).
+    model, data = LR_MODEL, regression_data(60, 2, seed=98)
+    mean, cov = model.posterior(data)
+    H = np.linalg.inv(cov)
+    lam = np.linalg.eigvalsh(H)
+    h, gamma, n = 0.3 / np.sqrt(lam.max()), 4 * np.sqrt(lam.min()), 4
+    X, tau = data[0], model.noise_precision
+    D = np.einsum("ab,nij->naibj", np.array([[h * h, 0.0], [h, 0.0]]),
+                  tau * X[:, :, None] * X[:, None, :]).reshape(len(X), 4, 4)
+    K = kron_moment(D, n, True)
+    sigma_xi = minibatch_cov(model.grad_log_lik(mean, data), n, True)
+    assert h * np.linalg.eigvalsh(sigma_xi).max() / (2 * gamma) < 0.65
+    exact = sghmc_closed_form(h, gamma, H, K=K)[:2, :2]
+    uncorrected = sghmc_closed_form(h, gamma, H, K=K, sigma_xi=sigma_xi)[:2, :2]
+    assert np.trace(exact) < 1.06 * np.trace(cov) < np.trace(uncorrected) / 1.25  # 1.05, 1.34
+    burn, keep, chains = 200, 1000, 1000
+    # Burn-in: the covariance recursion's operator, raised to the burn-in, is < 1e-6.
+    M0 = np.block([[np.eye(2) - h * h * H, h * (1 - h * gamma) * np.eye(2)],
+                   [-h * H, (1 - h * gamma) * np.eye(2)]])
+    assert np.abs(np.linalg.eigvals(np.kron(M0, M0) + K)).max() ** burn < 1e-6
+    integrator = SGHMC(h, friction=gamma, noise_estimate=sigma_xi)
+    res = sample(model, data, MinibatchGradient(n, replace=True), integrator, burn + keep,
+                 theta0=np.tile(mean, (chains, 1)), random_state=8)
+    delta = res.chain[burn:] - mean
+    est, se = assert_chain_moments(delta.mean(0),
+                                   np.einsum("tci,tcj->cij", delta, delta) / keep, exact)
+    # Power: the uncorrected chain's covariance is rejected.
+    assert np.abs(est - uncorrected).max() > 3 * Z * se.max()
+
+
+def test_sghmc_online_noise_estimate_matches_the_full_gradient_chain():
+    # NoiseTrackingGradient's estimate Sigma_hat (within-minibatch covariance of the per-datum
+    # gradients, exponentially averaged) is unbiased for the minibatch gradient's covariance
+    # Sigma(theta) at the states it was computed at, and SGHMC injects 2 gamma h I - h^2
+    # Sigma_hat independently of the step's own gradient noise. On the linear-Gaussian model
+    # Sigma(theta) = Sigma_xi + E_S[rho delta delta^T rho] (+ terms linear in delta, mean 0),
+    # so at stationarity E Sigma_hat cancels both the additive and the multiplicative noise
+    # (whose contributions to the (delta, r) recursion have the same kron(B, .) form): the
+    # stationary covariance is exactly the full-gradient chain's, unless the injected
+    # covariance is clipped at 0. Here h Sigma_xi / (2 gamma) = 0.49 and 10-row minibatches:
+    # clipping is rare (the largest ratio of the final estimates over the 1000 chains is ~0.8).
+    model, data = LR_MODEL, regression_data(100, 2, seed=97)
+    mean, cov = model.posterior(data)
+    H = np.linalg.inv(cov)
+    lam = np.linalg.eigvalsh(H)
+    h, gamma, n = 0.2 / np.sqrt(lam.max()), 1.2 * np.sqrt(lam.max()), 10
+    sigma_xi = minibatch_cov(model.grad_log_lik(mean, data), n, True)
+    assert h * np.linalg.eigvalsh(sigma_xi).max() / (2 * gamma) < 0.5
+    exact = sghmc_closed_form(h, gamma, H)[:2, :2]
+    uncorrected = sghmc_closed_form(h, gamma, H, sigma_xi=sigma_xi)[:2, :2]
+    assert np.trace(uncorrected) > 1.25 * np.trace(exact)          # 1.30
+    burn, keep, chains = 200, 600, 1000
+    # Burn-in (chains start at the mode): the full-gradient covariance recursion's operator,
+    # raised to the burn-in, is < 1e-6.
+    M0 = np.block([[np.eye(2) - h * h * H, h * (1 - h * gamma) * np.eye(2)],
+                   [-h * H, (1 - h * gamma) * np.eye(2)]])
+    assert np.abs(np.linalg.eigvals(np.kron(M0, M0))).max() ** burn < 1e-6
+    integrator = SGHMC(h, friction=gamma, noise_estimate=noise_estimate_from_aux)
+    res = sample(model, data, NoiseTrackingGradient(n, replace=True), integrator, burn + keep,
+                 theta0=np.tile(mean, (chains, 1)), random_state=7)
+    assert res.state.aux.shape == (chains, 2, 2)
+    delta = res.chain[burn:] - mean
+    est, se = assert_chain_moments(delta.mean(0),
+                                   np.einsum("tci,tcj->cij", delta, delta) / keep, exact)
+    assert np.abs(est - uncorrected).max() > 3 * Z * se.max()
+
+
+def test_noise_tracking_gradient_estimates_the_minibatch_covariance():
+    # One step from fixed states: the estimator's gradient is MinibatchGradient's estimate and
+    # its first covariance estimate is unbiased for the exact minibatch covariance
+    # (finite-population formula), over 4000 independent chains (Z standard errors).
+    model, data = LR_MODEL, regression_data(50, 2, seed=3)
+    theta = np.tile([0.4, -0.2], (4000, 1))
+    for replace in (False, True):
+        estimator = NoiseTrackingGradient(5, replace=replace)
+        state = SGHMC(0.1).init(theta, np.random.default_rng(0))
+        grad, aux = estimator.step_gradient(model, data, state, 0.1, None,
+                                            np.random.default_rng(1))
+        same = MinibatchGradient(5, replace=replace)(model, data, theta, np.random.default_rng(1))
+        np.testing.assert_allclose(grad, same, rtol=1e-10)
+        exact = minibatch_cov(model.grad_log_lik(theta[0], data), 5, replace)
+        se = aux.std(axis=0, ddof=1) / np.sqrt(len(aux))
+        assert np.all(np.abs(aux.mean(axis=0) - exact) <= Z * se), (aux.mean(0), exact)
+        # The exponential average: aux <- aux + memory (new - aux).
+        _, aux2 = estimator.step_gradient(model, data, state._replace(aux=aux), 0.1, None,
+                                          np.random.default_rng(2))
+        _, new = estimator.step_gradient(model, data, state, 0.1, None, np.random.default_rng(2))
+        np.testing.assert_allclose(aux2, aux + 0.05 * (new - aux), rtol=1e-12)
+
+
+def test_sghmc_noise_estimate_forms():
+    data = regression_data(50, 2, seed=2)
+    est, theta0 = MinibatchGradient(5), np.zeros((3, 2))
+    run = lambda integrator: sample(LR_MODEL, data, est, integrator, 20, theta0=theta0,
+                                    random_state=4).chain
+    plain = run(SGHMC(1e-2, friction=2.0))
+    # A zero estimate changes nothing (bit for bit as scalar or diagonal, to rounding as a
+    # matrix, whose noise is V sqrt(D) V^T xi).
+    assert np.array_equal(run(SGHMC(1e-2, friction=2.0, noise_estimate=0.0)), plain)
+    assert np.array_equal(run(SGHMC(1e-2, friction=2.0, noise_estimate=[0.0, 0.0])), plain)
+    np.testing.assert_allclose(run(SGHMC(1e-2, friction=2.0, noise_estimate=np.zeros((2, 2)))),
+                               plain, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(run(SGHMC(1e-2, friction=2.0, noise_estimate=lambda s: None)),
+                               plain, rtol=0, atol=0)
+    # An isotropic estimate equals the same diagonal and matrix; one at the whole budget
+    # 2 gamma / h removes all the injected noise (the T = 0 chain).
+    iso = run(SGHMC(1e-2, friction=2.0, noise_estimate=100.0))
+    np.testing.assert_allclose(run(SGHMC(1e-2, friction=2.0, noise_estimate=[100.0, 100.0])),
+                               iso, rtol=1e-12)
+    np.testing.assert_allclose(run(SGHMC(1e-2, friction=2.0,
+                                         noise_estimate=100.0 * np.eye(2))), iso, rtol=1e-10)
+    # An estimate above the whole budget 2 gamma T / h is clipped: no noise is injected, as
+    # at T = 0 (full gradients, which draw no random numbers, and a given momentum).
+    start = LangevinState(np.tile([0.5, -0.5], (3, 1)), np.zeros((3, 2)))
+    cold = sample(LR_MODEL, data, FullGradient(), SGHMC(1e-2, friction=2.0, temperature=0.0),
+                  20, theta0=start, random_state=4).chain
+    clipped = sample(LR_MODEL, data, FullGradient(),
+                     SGHMC(1e-2, friction=2.0, noise_estimate=1.01 * 2 * 2.0 / 1e-2), 20,
+                     theta0=start, random_state=4).chain
+    assert np.array_equal(clipped, cold) and not np.array_equal(cold[-1], cold[0])
+    # Value semantics: equal estimates, equal (and hashable) integrators.
+    a = SGHMC(0.1, noise_estimate=np.eye(2))
+    assert a == SGHMC(0.1, noise_estimate=[[1.0, 0.0], [0.0, 1.0]]) and hash(a) == hash(
+        SGHMC(0.1, noise_estimate=np.eye(2)))
+    assert a != SGHMC(0.1, noise_estimate=2 * np.eye(2))
+    for bad, match in [(-1.0, ">= 0"), ([1.0, np.nan], "noise_estimate"),
+                       (np.ones((2, 3)), "square"), ("x", "noise_estimate")]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            SGHMC(0.1, noise_estimate=bad)
 
 
 # ------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from .._validation import check_finite, check_int
 from .models import n_data, take
 
 __all__ = ["GradientEstimator", "FullGradient", "MinibatchGradient", "ControlVariateGradient",
-           "StoredControlVariate", "draw_indices"]
+           "NoiseTrackingGradient", "StoredControlVariate", "draw_indices",
+           "noise_estimate_from_aux"]
 
 
 def draw_indices(rng, N, n, shape, replace):
@@ -220,3 +221,44 @@ class StoredControlVariate:
         at_centre = self.table[idx].sum(axis=0)
         return (model.grad_log_prior(theta) + (self.n_total / self.n_seen) * self.running_sum
                 + (self.n_total / len(idx)) * (now - at_centre))
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseTrackingGradient(MinibatchGradient):
+    """``MinibatchGradient`` that also keeps, in ``LangevinState.aux``, an online estimate of
+    the covariance of its estimate, for SGHMC's gradient-noise correction
+    (``SGHMC(noise_estimate=noise_estimate_from_aux)``; Chen et al. 2014).
+
+    Each step's estimate is the within-minibatch covariance of the n per-datum gradients
+    (divisor n - 1) times ``N (N - n) / n`` (without replacement; ``N^2 / n`` with), unbiased for
+    the covariance of the minibatch gradient at theta; ``aux`` is its exponential average,
+    ``aux <- aux + memory * (new - aux)`` (None before the first step), (..., d, d).
+    """
+
+    memory: float = 0.05
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 0 < self.memory <= 1:
+            raise ValueError(f"memory must lie in (0, 1], got {self.memory!r}")
+
+    def step_gradient(self, model, data, state, h, integrator, rng):
+        theta = np.asarray(state.theta, dtype=np.float64)
+        N, n = n_data(data), self.batch_size
+        idx = draw_indices(rng, N, n, theta.shape[:-1], self.replace)
+        per_datum = model.grad_log_lik(theta, take(data, idx))          # (..., n, d)
+        total = per_datum.sum(axis=-2)
+        grad = model.grad_log_prior(theta) + (N / n) * total
+        if n < 2:
+            return grad, state.aux
+        centred = per_datum - (total / n)[..., None, :]
+        scale = (N * N if self.replace else N * (N - n)) / (n * (n - 1.0))
+        cov = scale * np.matmul(np.swapaxes(centred, -1, -2), centred)
+        previous = state.aux
+        return grad, cov if previous is None else previous + self.memory * (cov - previous)
+
+
+def noise_estimate_from_aux(state):
+    """The gradient-noise covariance estimate ``NoiseTrackingGradient`` keeps in ``state.aux``
+    (None before the first step)."""
+    return state.aux

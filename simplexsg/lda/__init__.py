@@ -9,7 +9,9 @@ full-data counts ``(D / batch) * mean n_kw``. Modules:
 * ``training``: the loop (minibatch source -> local step -> global step -> averaging);
 * ``local``: where the local step runs (an executor returning sparse counts);
 * ``topics``: the global step;
-* ``defaults``, ``monitor`` (the convergence check), ``run`` (a fit's resumable plan).
+* ``defaults``, ``monitor`` (the convergence check), ``run`` (a fit's resumable plan);
+* ``inspection`` (top words, gensim-style topic text, coherence) and ``export`` (a gensim
+  ``LdaModel``, pyLDAvis's inputs): functions of a fitted model.
 """
 from .estimator import LDA, SCIRLDA, SGRLDLDA
 

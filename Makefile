@@ -16,7 +16,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BUILD_INPUTS) | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,demo,bench]'
+	$(PY) -m pip install --quiet -e '.[test,demo,bench,dask]'
 	touch $@
 
 # pytest exits 5 when it collects nothing; that is a failure here, never a pass.

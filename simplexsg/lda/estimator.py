@@ -1,6 +1,7 @@
 """The LDA estimator, scikit-learn's face of the model: parameters, input checks, fitted state,
 ``fit`` / ``partial_fit`` (which run ``simplexsg.lda.training.Trainer``), and inference
 (``transform``, ``score``, ``perplexity``)."""
+import functools
 import inspect
 import warnings
 
@@ -19,6 +20,7 @@ from ..gibbs import AssignmentStore, fold_in
 from ..hyperparameters import DocTopicPriorSampler, GammaPrior
 from ..schedules import Polynomial
 from ..simplex import to_simplex
+from . import distributed
 from .defaults import (DEFAULT_SWEEP_BURN_IN, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
                        MIN_STEP_SIZE, SAMPLER_DEFAULTS, default_batch_size, default_passes)
 from .monitor import ConvergenceMonitor, monitor_documents
@@ -26,7 +28,7 @@ from .run import FitRun, data_fingerprint
 from .training import EVAL, INIT, MONITOR, Trainer
 #: Parameters that a resumed fit may change (``LDA._result_params``).
 _RESUMABLE_PARAMS = {"n_jobs", "verbose", "warm_start", "checkpoint_every", "checkpoint_path",
-                     "random_state", "max_time", "evaluate_every"}
+                     "random_state", "max_time", "evaluate_every", "client"}
 
 _LEARN_ALPHA = {False: None, True: "symmetric", "symmetric": "symmetric",
                 "per_topic": "per_topic"}
@@ -159,6 +161,17 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     n_jobs : int or None, default 1
         Threads of the Gibbs kernel and the global step (joblib's convention: None is 1, -1 all
         cores). Results do not depend on it.
+    client : dask.distributed.Client or None, default None
+        Run the local steps of ``fit`` on a Dask cluster (``pip install simplexsg[dask]``;
+        ``simplexsg.lda.distributed``): the training documents stay on the workers, in shards
+        sent once (an in-memory matrix) or read by the workers themselves
+        (``fit(CorpusShards(paths))``: files on a shared file system); each step sends each
+        worker the topic columns of its share's words and gets back sparse counts. The fit,
+        ``transform`` and ``score`` equal those without a client bit for bit; a worker lost
+        mid-fit changes nothing (its tasks are recomputed). Not with ``local_warm_start``
+        (per-token state would live on the workers and die with one) or a streamed corpus (it
+        is read by this process); ``partial_fit`` runs here (its minibatch is here). A pickled
+        model keeps no client.
     random_state : None, int, or numpy SeedSequence, Generator or RandomState
         Every draw derives from it: same value and data, same result, bit for bit.
     verbose : int, default 0
@@ -209,7 +222,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
                  tol=None, n_iter_no_change=3, shuffle_buffer=None, dtype=np.float64,
                  warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
-                 random_state=None, verbose=0, evaluate_every=0):
+                 client=None, random_state=None, verbose=0, evaluate_every=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -236,6 +249,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.checkpoint_every = checkpoint_every
         self.checkpoint_path = checkpoint_path
         self.n_jobs = n_jobs
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.evaluate_every = evaluate_every
@@ -295,6 +309,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
             params[name] = bool(value)
+        if self.client is not None and params["local_warm_start"]:
+            raise ValueError("local_warm_start keeps each token's topic between visits; with a "
+                             "client that state would live on the workers and be lost with "
+                             "one: use local_warm_start=False (the default)")
         params["checkpoint_every"] = check_checkpoint(self.checkpoint_every,
                                                       self.checkpoint_path)
         params["checkpoint_path"] = self.checkpoint_path
@@ -351,8 +369,15 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if isinstance(X, distributed.CorpusShards) and self.client is not None:
+            X = X.read(self.client)                 # the workers read the files
         corpus, heldout = self._start_fit(X, id2word, X_heldout)
-        Trainer(self, self._check_params()).run(corpus, heldout)
+        params, executor = self._check_params(), None
+        if self.client is not None:
+            if not isinstance(corpus, distributed.ShardedCorpus):
+                corpus = distributed.ShardedCorpus.scatter(self.client, corpus)
+            executor = distributed.DaskExecutor(self.client, corpus, params["n_jobs"])
+        Trainer(self, params, executor).run(corpus, heldout)
         return self
 
     @restore_on_error
@@ -367,7 +392,14 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
         if isinstance(heldout, BowStream):
             raise TypeError("X_heldout must be a matrix or a list of documents, not a stream")
-        fingerprint = data_fingerprint(corpus, heldout, self._result_params())
+        if self.client is not None and isinstance(corpus, BowStream):
+            raise TypeError("with a client, fit takes a matrix or CorpusShards (files the "
+                            "workers read): a streamed corpus is read by this process")
+        sharded = isinstance(corpus, distributed.ShardedCorpus)
+        fingerprint = data_fingerprint(None if sharded else corpus, heldout,
+                                       self._result_params())
+        if sharded:
+            fingerprint["X"] = corpus.fingerprint
         if resume:
             changed = self._run.changed(fingerprint)
             if changed:
@@ -377,6 +409,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return corpus, self._evaluation_documents(corpus, heldout, params)
         n_docs = corpus.n_documents if isinstance(corpus, BowStream) else corpus.shape[0]
         D = params["total_samples"] or n_docs
+        if sharded and params["tol"] is not None and heldout is None:
+            raise ValueError("the convergence check of a corpus read by the workers needs "
+                             "X_heldout")
         if isinstance(corpus, BowStream) and D is None:
             raise ValueError("a streamed corpus without len() needs total_samples")
         batch_size = params["batch_size"] or default_batch_size(
@@ -425,7 +460,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     @staticmethod
     def _evaluation_documents(corpus, heldout, params):
         """The documents of the ``evaluate_every`` history: X_heldout, else the training ones."""
-        if heldout is None and params["evaluate_every"] and not isinstance(corpus, BowStream):
+        if heldout is None and params["evaluate_every"] and not isinstance(
+                corpus, (BowStream, distributed.ShardedCorpus)):
             return corpus
         return heldout
 
@@ -498,11 +534,23 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """
         if not reset:
             check_is_fitted(self, "n_features_in_")
+        if isinstance(X, distributed.CorpusShards):
+            raise TypeError("CorpusShards are read by the workers of a Dask client: "
+                            "LDA(client=...) only")
+        if id2word is None and reset and isinstance(X, distributed.ShardedCorpus):
+            id2word = X.id2word
         if id2word is None and reset and is_bow_corpus(X):
             id2word = getattr(X, "id2word", None)   # simplexsg.readers' corpora name words
         n_features = len(id2word) if id2word is not None else (
             None if reset else self.n_features_in_)
-        if is_bow_corpus(X):
+        if isinstance(X, distributed.ShardedCorpus):      # held by the workers, checked there
+            if not reset and X.shape[1] != n_features:
+                raise ValueError(f"the corpus has {X.shape[1]} words, but the model was "
+                                 f"fitted on {n_features}")
+            corpus = X
+            if reset:
+                self.n_features_in_ = X.shape[1]
+        elif is_bow_corpus(X):
             declared = corpus_features(X)
             if declared is not None and n_features is not None and declared != n_features:
                 raise ValueError(f"the corpus has {declared} words, but "
@@ -514,7 +562,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                        else corpus.shape[1])
         else:  # sklearn's checks and messages first (feature count), then the counts'
             corpus = check_counts(validate_data(self, X, accept_sparse="csr", reset=reset))
-        if not isinstance(corpus, BowStream):
+        if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
             if reset and corpus.sum() == 0:
                 raise ValueError("X has no tokens: every document is empty")
         if reset:
@@ -582,23 +630,39 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
-            Non-negative integer counts (not a stream).
+            Non-negative integer counts (not a stream); with a ``client``, also
+            ``CorpusShards`` (files the workers read and fold in).
 
         Returns
         -------
         ndarray (n_docs, n_components), rows summing to 1
         """
         check_is_fitted(self, "components_")
+        if isinstance(X, distributed.CorpusShards) and self.client is not None:
+            return distributed.transform_shards(self.client, self._read_shards(X),
+                                                self.components_, self.doc_topic_prior_,
+                                                **self._fold_in_options())
         X = self._read(X, None, reset=False)
         if isinstance(X, BowStream):
             raise TypeError("transform takes a matrix or a list of documents, not a stream")
         return self._fold_in(self.components_, self.doc_topic_prior_, X)
 
     def _fold_in(self, topics, alpha, X):
-        """Documents' topic proportions given ``topics`` by the Gibbs kernel (FOLD_IN_SWEEPS)."""
-        return fold_in(topics, alpha, X, n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
-                       seed=substream(self.random_state_, EVAL),
-                       n_jobs=self._check_params()["n_jobs"])
+        """Documents' topic proportions given ``topics`` by the Gibbs kernel (FOLD_IN_SWEEPS),
+        on the client's workers when there is one."""
+        gibbs = fold_in if self.client is None else functools.partial(distributed.fold_in,
+                                                                       self.client)
+        return gibbs(topics, alpha, X, **self._fold_in_options())
+
+    def _fold_in_options(self):
+        return dict(n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
+                    seed=substream(self.random_state_, EVAL),
+                    n_jobs=self._check_params()["n_jobs"])
+
+    def _read_shards(self, X):
+        """``CorpusShards`` X read by the client's workers: a ``ShardedCorpus`` of the fitted
+        vocabulary size."""
+        return self._read(X.read(self.client), None, reset=False)
 
     def perplexity(self, X):
         """Held-out perplexity of X by document completion (``simplexsg.metrics``): each
@@ -632,7 +696,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : scipy.sparse or array-like (n_docs, n_features), or a list of bag-of-words documents
-            Non-negative integer counts of the test documents (not a stream).
+            Non-negative integer counts of the test documents (not a stream); with a
+            ``client``, also ``CorpusShards`` (each file scored on a worker; the documents'
+            terms are those of the in-process score, summed in another order).
         y : ignored
 
         Returns
@@ -640,6 +706,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         float
         """
         check_is_fitted(self, "components_")
+        if isinstance(X, distributed.CorpusShards) and self.client is not None:
+            log_likelihood, n_tokens = distributed.completion_score(
+                self.client, self._read_shards(X), self.components_, self.doc_topic_prior_,
+                **self._fold_in_options())
+            return log_likelihood / n_tokens
         X = self._read(X, None, reset=False)
         if isinstance(X, BowStream):
             raise TypeError("score and perplexity take a matrix or a list of documents, not a "
@@ -648,6 +719,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         result = metrics.document_completion_score(self.components_, self.doc_topic_prior_,
                                                    observed, heldout, fold_in=self._fold_in)
         return result.log_likelihood / result.n_tokens
+
+    def __getstate__(self):
+        """Pickles (and checkpoints) keep no client: it is a live connection."""
+        return {**super().__getstate__(), "client": None}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

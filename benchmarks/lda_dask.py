@@ -1,0 +1,109 @@
+"""SCIR-LDA on a local Dask cluster of 1 and 2 worker processes against the in-process fit.
+
+One pass of ``SCIRLDA(n_components=K, batch_size=B, random_state=0)`` over the synthetic
+corpus of ``_common.synthetic_chunks`` (10^5 documents of mean length 100, V = 20,000), in
+this process and with ``client=`` a ``LocalCluster`` of n = 1, 2 worker processes (one
+thread each, loopback only). Per case: steps per second (``n_batch_iter_ /
+training_seconds_``), the seconds per step spent waiting for the local step (the executor's
+``topic_counts``) and in the rest (the global step on the driver), the bytes the driver sends
+and receives per step (``DaskExecutor.traffic``, against K x V x 8 bytes of the topic
+matrix), the seconds to place the corpus on the workers, and whether the topics equal the
+in-process ones bit for bit.
+
+    python benchmarks/lda_dask.py --out benchmarks/results/lda_dask.json
+    python benchmarks/lda_dask.py --quick       # 10^4 documents
+"""
+import argparse
+import os
+import platform
+from time import perf_counter
+
+import numpy as np
+
+from simplexsg import SCIRLDA
+from simplexsg.lda import distributed as dask_lda
+
+from _common import SYNTH_WORDS, synthetic_chunks, write_results
+
+
+class TimedExecutor(dask_lda.DaskExecutor):
+    """Counts the seconds the driver waits for the local steps."""
+
+    instances = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seconds = 0.0
+        TimedExecutor.instances.append(self)
+
+    def topic_counts(self, *args, **kwargs):
+        start = perf_counter()
+        try:
+            return super().topic_counts(*args, **kwargs)
+        finally:
+            self.seconds += perf_counter() - start
+
+
+def fit(X, K, batch_size, client=None):
+    start = perf_counter()
+    model = SCIRLDA(K, batch_size=batch_size, max_iter=1, random_state=0, client=client).fit(X)
+    return model, perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=100_000)
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="10^4 documents")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    import dask
+    from distributed import Client, LocalCluster
+
+    n_docs = 10_000 if args.quick else args.documents
+    K, B = args.topics, args.batch_size
+    X = next(synthetic_chunks(n_docs, 100))
+    dask_lda.DaskExecutor = TimedExecutor
+    reference, _ = fit(X, K, B)
+    steps = reference.n_batch_iter_
+    rows = [dict(case="in-process", steps_per_second=steps / reference.training_seconds_,
+                 local_seconds=None, global_seconds=None, sent=0, received=0, setup=0.0,
+                 identical=True)]
+    for n_workers in (1, 2):
+        with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}), \
+                LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1,
+                             host="127.0.0.1", dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            model, wall = fit(X, K, B, client)
+        executor = TimedExecutor.instances[-1]
+        rows.append(dict(
+            case=f"{n_workers} worker{'s' * (n_workers > 1)}",
+            steps_per_second=steps / model.training_seconds_,
+            local_seconds=executor.seconds / steps,
+            global_seconds=(model.training_seconds_ - executor.seconds) / steps,
+            sent=float(np.mean([t["sent"] for t in executor.traffic])),
+            received=float(np.mean([t["received"] for t in executor.traffic])),
+            words=float(np.mean([t["words"] for t in executor.traffic])),
+            setup=wall - model.training_seconds_,
+            identical=bool(np.array_equal(model.components_, reference.components_))))
+    print(f"{n_docs} documents, {int(X.sum())} tokens, V = {SYNTH_WORDS}, K = {K}, batch {B}, "
+          f"{steps} steps; topic matrix K x V x 8 = {K * SYNTH_WORDS * 8 / 2**20:.1f} MiB")
+    print("| case | steps/s | local s/step | driver s/step | MiB sent/step | MiB received/step "
+          "| setup s | identical |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        timing = ("-", "-") if r["local_seconds"] is None else (
+            f"{r['local_seconds']:.3f}", f"{r['global_seconds']:.3f}")
+        print(f"| {r['case']} | {r['steps_per_second']:.2f} | {timing[0]} | {timing[1]} | "
+              f"{r['sent'] / 2**20:.2f} | {r['received'] / 2**20:.2f} | {r['setup']:.1f} | "
+              f"{r['identical']} |")
+    if args.out:
+        write_results(dict(machine=platform.processor() or platform.machine(),
+                           cpus=os.cpu_count(), documents=n_docs, tokens=int(X.sum()),
+                           words=SYNTH_WORDS, topics=K, batch_size=B, steps=steps, cases=rows),
+                      args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""LDA on a Dask cluster: the corpus stays on the workers, a step moves topic columns and counts.
+
+``LDA(client=...)`` holds the training corpus in row shards on the workers of a
+``dask.distributed.Client`` (``ShardedCorpus``): an in-memory matrix is cut into one shard
+per worker thread, sent once; files (``CorpusShards``) are read by the workers themselves.
+Each shard is a task, not scattered data, so a shard lost with its worker is recomputed by
+the scheduler (from the task's copy of the rows, or from the file).
+
+A step of ``DaskExecutor`` (the executor seam of ``simplexsg.lda.local``), for each shard
+holding documents of the minibatch (its share, contiguous positions of the minibatch since
+its rows are sorted):
+
+1. the share's vocabulary (sorted word ids) comes back to the driver;
+2. the driver sends the share's rows, alpha, and the topics' columns of those words only
+   (K x |vocabulary| values, never K x W); the worker runs the Gibbs kernel
+   (``simplexsg.gibbs.sweep_tokens``) with the documents' streams keyed by their positions
+   in the minibatch (``document_streams``), as ``ThreadExecutor`` does;
+3. the shares' sparse (word, topic, count) triples and last-sweep rows are summed by a
+   pairwise tree of tasks on the workers; the driver receives the sum, whose size is at most
+   the minibatch's vocabulary x K, and takes the global step (``step_topics``).
+
+Counts are integers and each document draws from its own stream, so the sum equals the
+in-process counts bit for bit and the fit equals ``LDA(client=None)``'s with the same
+``random_state``. A worker lost mid-step changes nothing: its tasks rerun elsewhere from the
+same arguments (Dask's recomputation), with the same streams.
+
+Inference (``LDA.transform``, ``LDA.score``) folds documents in the same way: an in-memory
+matrix in one chunk per worker thread, ``CorpusShards`` on the workers that read them, each
+sent with its words' topic columns.
+
+Dask is imported by the client's methods only: the package imports without it.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .. import metrics
+from .._estimator import array_digest
+from .._random import content_ids, document_streams
+from ..corpus import check_counts
+from ..gibbs import csr_to_tokens, sweep_tokens
+from ..readers import UCIBowCorpus, _read_vocabulary
+from .topics import LocalCounts
+
+#: Documents per block when a worker reads a file.
+READ_BLOCK = 10_000
+
+
+# ------------------------------------------------------------------ on the workers
+def _hold(rows):
+    """A shard whose rows travel in its task, so that the scheduler can recompute it."""
+    return rows
+
+
+def _read_shard(path, reader, vocab_path):
+    """The documents of one file, CSR int64 (n, W), checked as ``fit`` checks a matrix."""
+    corpus = reader(path, vocab_path)
+    blocks = list(corpus.iter_csr(READ_BLOCK))
+    X = sp.vstack(blocks, format="csr") if blocks else sp.csr_array((0, corpus.n_features))
+    return check_counts(X)
+
+
+def _describe(shard):
+    """(rows, columns, digest) of a shard."""
+    return shard.shape[0], shard.shape[1], array_digest(shard.indptr, shard.indices, shard.data)
+
+
+def _local_tokens(X):
+    """X's ``Tokens`` with word ids local to its vocabulary, and that vocabulary (global ids):
+    the kernel then reads the (K, |vocabulary|) topic columns of those words."""
+    tokens = csr_to_tokens(X)
+    return tokens._replace(vocab=np.arange(len(tokens.vocab))), tokens.vocab
+
+
+def _share_vocabulary(shard, rows):
+    """Sorted global ids of the words of the shard's rows ``rows``."""
+    return csr_to_tokens(shard[rows]).vocab
+
+
+def _share_counts(shard, rows, columns, alpha, seed, step, first, n_sweeps, burn_in,
+                  last_sweep, n_jobs):
+    """The local step of the shard's rows ``rows``, minibatch positions ``first, first + 1,
+    ...``, with ``columns`` (K, |vocabulary|) the topics of their words. Returns
+    ``LocalCounts`` whose word-topic counts are (W, K) COO triples in canonical order."""
+    tokens, vocab = _local_tokens(shard[rows])
+    counts = sweep_tokens(tokens, columns, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
+                          streams=document_streams(seed, step, range(first, first + len(rows))),
+                          n_jobs=n_jobs, last_sweep=last_sweep)
+    triples = counts.word_topic_sums.tocoo()
+    word_topic = sp.coo_array((triples.data, (vocab[triples.row], triples.col)),
+                              shape=(shard.shape[1], columns.shape[0]))
+    return LocalCounts(word_topic, counts.n_kept, len(rows), counts.doc_topic_last)
+
+
+def _add(a, b):
+    """Counts of two shares, ``a`` before ``b`` in the minibatch: triples summed (canonical
+    COO), last-sweep rows stacked in order."""
+    word_topic = sp.coo_array(
+        (np.concatenate([a.word_topic.data, b.word_topic.data]),
+         tuple(np.concatenate(pair) for pair in zip(a.word_topic.coords, b.word_topic.coords))),
+        shape=a.word_topic.shape)
+    word_topic.sum_duplicates()
+    last = (None if a.doc_topic_last is None
+            else np.concatenate([a.doc_topic_last, b.doc_topic_last]))
+    return LocalCounts(word_topic, a.n_kept, a.n_documents + b.n_documents, last)
+
+
+def _proportions(tokens, topics, alpha, streams, n_sweeps, burn_in, n_jobs):
+    """The last lines of ``simplexsg.gibbs.fold_in``: (alpha + mean n_dk) / (n_d + sum alpha)
+    after the sweeps of ``tokens`` with ``topics`` read at ``tokens.vocab``."""
+    counts = sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
+                          streams=streams, n_jobs=n_jobs, word_topic=False)
+    weights = counts.doc_topic + alpha
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def _fold_in_chunk(X, columns, alpha, seed, n_sweeps, burn_in, n_jobs):
+    """``simplexsg.gibbs.fold_in`` of the rows X with ``columns`` the topics of their words
+    (K, |vocabulary|), alpha (K,): the same streams (keyed by content), the same result."""
+    tokens, _ = _local_tokens(X)
+    return _proportions(tokens, columns, alpha, document_streams(seed, 0, content_ids(X)),
+                        n_sweeps, burn_in, n_jobs)
+
+
+def _completion_score(shard, columns, alpha, seed, n_sweeps, burn_in, n_jobs):
+    """(held-out log-likelihood, held-out tokens) of the shard by ``LDA.score``'s document
+    completion, with ``columns`` (K, |vocabulary|) the topics of its words: the same split and
+    fold-in as in process. The words are renumbered into the vocabulary, plus one column
+    holding the other words' mass so that the topics' rows sum to 1 (no token reads it)."""
+    vocab = csr_to_tokens(shard).vocab
+    observed, heldout = metrics.completion_split(shard, random_state=0)
+    streams = document_streams(seed, 0, content_ids(observed))
+    topics = np.hstack([columns, np.maximum(0.0, 1.0 - columns.sum(axis=1, keepdims=True))])
+
+    def renumbered(X):
+        return sp.csr_matrix((X.data, np.searchsorted(vocab, X.indices), X.indptr),
+                             shape=(X.shape[0], topics.shape[1]))
+
+    def gibbs(topics, _, X):
+        return _proportions(csr_to_tokens(X), topics, alpha, streams, n_sweeps, burn_in, n_jobs)
+    score = metrics.document_completion_score(topics, alpha, renumbered(observed),
+                                              renumbered(heldout), fold_in=gibbs)
+    return score.log_likelihood, score.n_tokens
+
+
+# ------------------------------------------------------------------ on the driver
+def _worker_slots(client):
+    """One worker address per thread of the cluster, workers interleaved."""
+    threads = client.nthreads()
+    return [address for turn in range(max(threads.values()))
+            for address, n in sorted(threads.items()) if turn < n]
+
+
+def _submit_shard(client, function, *args, slot):
+    """A shard task placed on ``slot`` (another worker may recompute it)."""
+    return client.submit(function, *args, workers=[slot], allow_other_workers=True, pure=False)
+
+
+class ShardedCorpus:
+    """The driver's handle on a corpus held by the workers: shard futures, ``starts``
+    (n_shards + 1,) their first rows, ``shape`` (D, W), ``fingerprint`` (a digest per shard).
+
+    ``corpus[rows]`` is ``rows``: in the training loop a minibatch is named, not moved.
+    """
+
+    def __init__(self, client, shards, id2word=None):
+        described = client.gather([client.submit(_describe, s, pure=False) for s in shards])
+        widths = {W for _, W, _ in described}
+        if len(widths) != 1:
+            raise ValueError(f"the shards have different vocabulary sizes {sorted(widths)}: "
+                             "give every file the same vocabulary (vocab_path)")
+        self.shards, self.id2word = shards, id2word
+        self.starts = np.concatenate([[0], np.cumsum([n for n, _, _ in described])])
+        self.shape = (int(self.starts[-1]), widths.pop())
+        self.fingerprint = ("shards", self.shape, tuple(d for _, _, d in described))
+
+    @classmethod
+    def scatter(cls, client, X):
+        """An in-memory CSR matrix cut into one shard of consecutive rows per worker thread."""
+        import dask
+        slots = _worker_slots(client)
+        cuts = np.linspace(0, X.shape[0], len(slots) + 1).astype(np.int64)
+        # the rows travel in the task (so that it is recomputable), which Dask warns about
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
+            shards = [_submit_shard(client, _hold, X[a:b], slot=slot)
+                      for a, b, slot in zip(cuts[:-1], cuts[1:], slots)]
+        return cls(client, shards)
+
+    def __getitem__(self, rows):
+        return rows
+
+    def shares(self, rows):
+        """(shard, local rows, first position) for each shard holding some of the sorted
+        global ``rows``, in minibatch order."""
+        cuts = np.searchsorted(rows, self.starts)
+        return [(self.shards[s], rows[a:b] - self.starts[s], int(a))
+                for s, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])) if b > a]
+
+
+class CorpusShards:
+    """A corpus in files that the workers of ``LDA(client=...)`` read themselves, one shard
+    per file, in the order given: the fit equals the in-process fit of the files' documents
+    stacked in that order. Every worker must see the paths (a shared file system).
+
+    ``reader``: ``simplexsg.readers.UCIBowCorpus`` (default) or ``LDACCorpus``, built on the
+    worker as ``reader(path, vocab_path)``; every file must have the same vocabulary size
+    (LDA-C files: give ``vocab_path``). The driver opens only ``vocab_path`` (to name the
+    words).
+    """
+
+    def __init__(self, paths, reader=UCIBowCorpus, vocab_path=None):
+        self.paths, self.reader, self.vocab_path = [str(p) for p in paths], reader, vocab_path
+        if not self.paths:
+            raise ValueError("CorpusShards needs at least one file")
+
+    def read(self, client):
+        """The ``ShardedCorpus`` of the files, read by the workers."""
+        slots = _worker_slots(client)
+        shards = [_submit_shard(client, _read_shard, path, self.reader, self.vocab_path,
+                                slot=slots[i % len(slots)]) for i, path in enumerate(self.paths)]
+        id2word = None if self.vocab_path is None else _read_vocabulary(self.vocab_path)
+        return ShardedCorpus(client, shards, id2word)
+
+
+def _tree_sum(client, parts):
+    """The future of the ``_add`` of ``parts`` in order, by pairs of neighbours."""
+    while len(parts) > 1:
+        parts = [client.submit(_add, *parts[i:i + 2], pure=False) if i + 1 < len(parts)
+                 else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+class DaskExecutor:
+    """The local step on the workers holding ``corpus`` (a ``ShardedCorpus``), with the
+    interface of ``simplexsg.lda.local.ThreadExecutor``; ``n_jobs`` threads per task.
+
+    ``traffic``: per step, a dict of the bytes of the arrays the driver ``sent`` (rows, topic
+    columns, alpha) and ``received`` (vocabularies, summed counts), and the minibatch's
+    vocabulary size ``words``.
+    """
+
+    def __init__(self, client, corpus, n_jobs=1):
+        self.client, self.corpus, self.n_jobs = client, corpus, n_jobs
+        self.traffic = []
+
+    def topic_counts(self, batch, doc_indices, topics, alpha, *, seed, step, n_sweeps, burn_in,
+                     last_sweep=False, assignments=None):
+        """``ThreadExecutor.topic_counts`` with ``batch`` the minibatch's sorted global rows
+        (``ShardedCorpus[rows]``); ``assignments`` must be None (no warm start)."""
+        if assignments is not None:
+            raise ValueError("a DaskExecutor keeps no per-token assignments")
+        client, shares = self.client, self.corpus.shares(np.asarray(batch))
+        vocabularies = client.gather([client.submit(_share_vocabulary, shard, rows, pure=False)
+                                      for shard, rows, _ in shares])
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        parts, sent = [], 0
+        for (shard, rows, first), vocab in zip(shares, vocabularies):
+            columns = np.ascontiguousarray(topics[:, vocab])
+            parts.append(client.submit(_share_counts, shard, rows, columns, alpha, seed, step,
+                                       first, n_sweeps, burn_in, last_sweep, self.n_jobs,
+                                       pure=False))
+            sent += 2 * rows.nbytes + columns.nbytes + alpha.nbytes
+        counts = self._gather(_tree_sum(client, parts))
+        word_topic = counts.word_topic
+        self.traffic.append(dict(
+            sent=sent, words=len(np.unique(np.concatenate(vocabularies))),
+            received=sum(v.nbytes for v in vocabularies) + word_topic.data.nbytes
+            + sum(c.nbytes for c in word_topic.coords)
+            + (0 if counts.doc_topic_last is None else counts.doc_topic_last.nbytes)))
+        return counts._replace(word_topic=sp.csr_array(word_topic))
+
+    def _gather(self, future):
+        return future.result()
+
+
+def _per_shard(client, corpus, function, topics, *args):
+    """``function(shard, topic columns of its words, *args)`` on each shard of ``corpus`` (a
+    ``ShardedCorpus``), gathered in order."""
+    vocabularies = client.gather([client.submit(_share_vocabulary, shard, slice(None),
+                                                pure=False) for shard in corpus.shards])
+    return client.gather([client.submit(function, shard, np.ascontiguousarray(topics[:, vocab]),
+                                        *args, pure=False)
+                          for shard, vocab in zip(corpus.shards, vocabularies)])
+
+
+def transform_shards(client, corpus, topics, alpha, *, n_sweeps, burn_in, seed, n_jobs=1):
+    """``fold_in`` of every document of ``corpus`` (a ``ShardedCorpus``) on its worker:
+    (D, K), rows in corpus order."""
+    alpha = np.ascontiguousarray(np.broadcast_to(alpha, topics.shape[:1]), dtype=np.float64)
+    return np.concatenate(_per_shard(client, corpus, _fold_in_chunk, topics, alpha, seed,
+                                     n_sweeps, burn_in, n_jobs))
+
+
+def completion_score(client, corpus, topics, alpha, *, n_sweeps, burn_in, seed, n_jobs=1):
+    """(held-out log-likelihood, held-out tokens) of ``corpus`` (a ``ShardedCorpus``) by
+    document completion, each shard scored on its worker: the documents' terms equal the
+    in-process ones, their sum runs in another order (equal to the last bits)."""
+    alpha = np.ascontiguousarray(np.broadcast_to(alpha, topics.shape[:1]), dtype=np.float64)
+    scores = _per_shard(client, corpus, _completion_score, topics, alpha, seed, n_sweeps,
+                        burn_in, n_jobs)
+    return sum(s for s, _ in scores), sum(n for _, n in scores)
+
+
+def fold_in(client, topics, alpha, X, *, n_sweeps, burn_in, seed, n_jobs=1):
+    """``simplexsg.gibbs.fold_in(topics, alpha, X, ...)`` on the workers: X's rows cut into
+    one chunk per worker thread, each sent with the topic columns of its words. Equal to the
+    in-process fold-in bit for bit (each document's stream is keyed by its content)."""
+    X = sp.csr_array(X)
+    alpha = np.ascontiguousarray(np.broadcast_to(alpha, topics.shape[:1]), dtype=np.float64)
+    slots = _worker_slots(client)
+    cuts = np.linspace(0, X.shape[0], min(len(slots), X.shape[0]) + 1).astype(np.int64)
+    futures = []
+    for a, b, slot in zip(cuts[:-1], cuts[1:], slots):
+        vocab = csr_to_tokens(X[a:b]).vocab
+        futures.append(client.submit(_fold_in_chunk, X[a:b], np.ascontiguousarray(
+            topics[:, vocab]), alpha, seed, n_sweeps, burn_in, n_jobs, workers=[slot],
+            allow_other_workers=True, pure=False))
+    if not futures:
+        return np.empty((0, topics.shape[0]))
+    return np.concatenate(client.gather(futures))

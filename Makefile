@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.simplexsg-installed
 BUILD_INPUTS := pyproject.toml setup.py $(wildcard simplexsg/_ext/*.pyx simplexsg/_ext/*.pxd)
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench docs install clean
 
 install: $(STAMP)
 
@@ -16,7 +16,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BUILD_INPUTS) | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,demo,bench,dask]'
+	$(PY) -m pip install --quiet -e '.[test,demo,bench,dask,docs]'
 	touch $@
 
 # pytest exits 5 when it collects nothing; that is a failure here, never a pass.
@@ -27,10 +27,15 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/lda_wikipedia.py --out out
 
+# The documentation site; warnings are errors (tests/test_docs.py builds it the same way).
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+
 bench: $(STAMP)
 	$(PY) benchmarks/scir_throughput.py --out benchmarks/results
 	$(PY) benchmarks/gibbs_throughput.py --out benchmarks/results/gibbs_throughput.json
 	$(PY) benchmarks/lda_peers.py --out benchmarks/results/lda_peers.json
 
 clean:
-	rm -rf $(VENV) build *.egg-info simplexsg/_ext/*.c simplexsg/_ext/*.so
+	rm -rf $(VENV) build *.egg-info simplexsg/_ext/*.c simplexsg/_ext/*.so docs/_build \
+	    docs/api/generated

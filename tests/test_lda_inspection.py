@@ -195,3 +195,14 @@ def test_pyldavis_data_shapes_and_sums(model, corpus):
     np.testing.assert_array_equal(data["doc_topic_dists"], model.transform(X))
     with pytest.raises(ValueError, match="columns"):
         pyldavis_data(model, X[:, :10])
+
+
+def test_the_estimator_methods_are_the_functions(model, corpus, texts):
+    X = corpus[0] if isinstance(corpus, tuple) else corpus
+    assert model.top_words(4) == top_words(model, 4)
+    assert model.format_topics(4) == format_topics(model, 4)
+    np.testing.assert_array_equal(model.coherence(texts, "c_npmi", 5).per_topic,
+                                  coherence(model, texts, "c_npmi", 5).per_topic)
+    np.testing.assert_array_equal(model.to_gensim().get_topics(), to_gensim(model).get_topics())
+    np.testing.assert_array_equal(model.pyldavis_data(X)["doc_topic_dists"],
+                                  pyldavis_data(model, X)["doc_topic_dists"])

@@ -28,25 +28,9 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from simplexsg.sgmcmc import (SGHMC, SGLD, ControlVariateGradient, LogisticRegressionModel,
-                              MinibatchGradient, Model, find_centre, sample)
+from simplexsg.sgmcmc import (SGHMC, SGLD, ControlVariateGradient, GaussianLocationModel,
+                              LogisticRegressionModel, MinibatchGradient, find_centre, sample)
 from simplexsg.sgmcmc.ewsg import ExponentiallyWeightedGradient
-
-
-class LocationModel(Model):
-    """V(theta) = sum_i ||theta - c_i||^2 / 2, flat prior; data ``(c,)``, c (N, d)."""
-
-    def check_data(self, data):
-        return (np.asarray(data[0], dtype=np.float64),)
-
-    def n_params(self, data):
-        return data[0].shape[1]
-
-    def grad_log_prior(self, theta):
-        return np.zeros(np.shape(theta))
-
-    def grad_log_lik(self, theta, batch):
-        return batch[0] - np.asarray(theta, dtype=np.float64)[..., None, :]
 
 
 def methods(b, h_sghmc, friction, h_sgld, centre):
@@ -76,7 +60,7 @@ def gaussian(seed, passes, n_chains, n=50):
     for name, (est, integ, per_step, fixed) in methods(1, 0.005, 20.0, 0.002, mean).items():
         fixed = n if fixed is None else fixed
         n_iter = max(1, (passes * n - fixed) // per_step)
-        res = sample(LocationModel(), (c,), est, integ, n_iter,
+        res = sample(GaussianLocationModel(), (c,), est, integ, n_iter,
                      theta0=np.tile(mean + 0.5, (n_chains, 1)), random_state=seed)
         out[name] = {"kl": float(gaussian_kl(res.chain[-1], mean, cov)), "steps": n_iter}
     return out

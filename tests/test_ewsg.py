@@ -8,27 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simplexsg.sgmcmc import (SGD, SGHMC, SGLD, LangevinState, LinearRegressionModel,
-                              MinibatchGradient, Model, sample)
+from simplexsg.sgmcmc import (SGD, SGHMC, SGLD, GaussianLocationModel, LangevinState,
+                              LinearRegressionModel, MinibatchGradient, sample)
 from simplexsg.sgmcmc.ewsg import ExponentiallyWeightedGradient
 
 Z = 5.0
-
-
-class LocationModel(Model):
-    """V(theta) = sum_i ||theta - c_i||^2 / 2 with a flat prior; data ``(c,)``, c (N, d)."""
-
-    def check_data(self, data):
-        return (np.asarray(data[0], dtype=np.float64),)
-
-    def n_params(self, data):
-        return data[0].shape[1]
-
-    def grad_log_prior(self, theta):
-        return np.zeros(np.shape(theta))
-
-    def grad_log_lik(self, theta, batch):
-        return batch[0] - np.asarray(theta, dtype=np.float64)[..., None, :]
 
 
 def regression(N=40, d=2, seed=0):
@@ -114,7 +98,7 @@ def test_theorem2_variance(weight_scale):
     (observed 100%). For the paper's kernel-matching sign (+1) the trace is *larger* in >= 95%
     (observed 100%): the conflict the module docstring reports."""
     rng = np.random.default_rng(6)
-    model, n, d, h = LocationModel(), 50, 2, 2e-4
+    model, n, d, h = GaussianLocationModel(), 50, 2, 2e-4
     est = ExponentiallyWeightedGradient(weight_scale=weight_scale)
     integ = SGHMC(h, friction=1.0)
     deltas = []
@@ -140,7 +124,7 @@ def test_theorem2_variance(weight_scale):
 def _mean_path(est, h, gamma, theta0, n_iter, C=4000, seed=7):
     c = np.linspace(-1.5, 1.5, 10)[:, None]
     th0 = np.asarray(theta0, dtype=np.float64).reshape(C, 1)
-    res = sample(LocationModel(), (c,), est, SGHMC(h, friction=gamma), n_iter,
+    res = sample(GaussianLocationModel(), (c,), est, SGHMC(h, friction=gamma), n_iter,
                  theta0=LangevinState(th0, np.zeros((C, 1))), random_state=seed)
     x = res.chain[:, :, 0]
     A = np.array([[1 - h * h * 10, h * (1 - h * gamma)], [-h * 10, 1 - h * gamma]])

@@ -2,7 +2,8 @@
 ``sgmcmc``): ``sample(model, data, estimator, integrator, n_iter)`` runs ``integrator`` driven
 by ``estimator``'s estimates of the gradient of the log posterior of ``model`` given ``data``.
 
-- ``models``: ``Model`` (interface), ``LinearRegressionModel``, ``LogisticRegressionModel``;
+- ``models``: ``Model`` (interface), ``GaussianLocationModel``, ``LinearRegressionModel``,
+  ``LogisticRegressionModel``;
 - ``gradients``: ``FullGradient`` (LMC), ``MinibatchGradient`` (SGLD),
   ``ControlVariateGradient`` (SGLD-CV = SGLDFP), centred by ``centre.find_centre``, and
   ``StoredControlVariate`` for data whose rows change while the chain runs;
@@ -29,12 +30,13 @@ from .ewsg import ExponentiallyWeightedGradient
 from .gradients import (ControlVariateGradient, FullGradient, GradientEstimator,
                         MinibatchGradient)
 from .integrators import SGD, SGHMC, SGLD, LangevinState
-from .models import LinearRegressionModel, LogisticRegressionModel, Model
+from .models import (GaussianLocationModel, LinearRegressionModel, LogisticRegressionModel,
+                     Model)
 from .multilevel import MultilevelResult, multilevel_estimate
 from .zv import ZVEstimate, zv_estimate, zv_features
 
-__all__ = ["Model", "LinearRegressionModel", "LogisticRegressionModel", "GradientEstimator",
-           "FullGradient", "MinibatchGradient", "ControlVariateGradient",
+__all__ = ["Model", "GaussianLocationModel", "LinearRegressionModel", "LogisticRegressionModel",
+           "GradientEstimator", "FullGradient", "MinibatchGradient", "ControlVariateGradient",
            "ExponentiallyWeightedGradient", "find_centre",
            "LangevinState", "SGLD", "SGHMC", "SGD", "SampleResult", "SampleProgress", "sample",
            "MultilevelResult", "multilevel_estimate", "ZVEstimate", "zv_estimate",

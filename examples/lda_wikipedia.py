@@ -2,7 +2,10 @@
 
 The corpus is the 250 Wikipedia articles gensim ships (``simplexsg.datasets.load_wiki_sample``:
 200 training, 50 test articles). Perplexity is by document completion on the test articles
-(``simplexsg.metrics``). Writes ``lda_wikipedia_perplexity.png`` into --out.
+(``simplexsg.metrics``); the progress bar shows the latest held-out perplexity. Writes into
+--out ``lda_wikipedia_perplexity.png`` (the perplexity against steps and training time, the
+burn-in before the average shaded) and ``lda_wikipedia_uncertainty.png`` (four topics' top
+words with 90% credible intervals from the kept topic samples).
 
     python examples/lda_wikipedia.py --out out
 """
@@ -10,23 +13,15 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-
 from simplexsg import SCIRLDA
-from simplexsg.datasets import load_wiki_sample
 from simplexsg._optional import pyplot
+from simplexsg.datasets import load_wiki_sample
+from simplexsg.plotting import plot_perplexity, plot_topic_uncertainty
 
 
-def plot_history(history, path):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot([h["documents"] for h in history], [h["perplexity"] for h in history], marker=".")
-    ax.set_xlabel("documents seen")
-    ax.set_ylabel("held-out perplexity (document completion)")
-    ax.set_title("SCIR-LDA, bundled Wikipedia sample")
-    fig.tight_layout()
+def save(fig, path):
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    pyplot().close(fig)
 
 
 def main():
@@ -45,17 +40,20 @@ def main():
     print(f"{data.X_train.shape[0]} training and {data.X_test.shape[0]} test articles, "
           f"{data.X_train.shape[1]} words, {int(data.X_train.sum())} training tokens")
     lda = SCIRLDA(args.topics, max_iter=args.passes, n_jobs=args.n_jobs, random_state=args.seed,
-                  evaluate_every=5, verbose=1)
+                  evaluate_every=5, n_topic_samples=20, verbose=1)
     start = time.perf_counter()
-    lda.fit(data.X_train, X_heldout=data.X_test)
+    lda.fit(data.X_train, X_heldout=data.X_test, id2word=list(data.vocabulary))
     seconds = time.perf_counter() - start
     print(f"\nheld-out perplexity {lda.perplexity(data.X_test):.0f} after {seconds:.1f} s "
           f"({lda.n_batch_iter_} steps, {lda.n_documents_seen_} documents seen)\n")
-    for k, topic in enumerate(lda.components_):
-        print(f"topic {k:2d}: {' '.join(data.vocabulary[np.argsort(topic)[::-1][:10]])}")
+    for k, words in enumerate(lda.top_words(10)):
+        print(f"topic {k:2d}: {' '.join(word for word, _ in words)}")
     png = out / "lda_wikipedia_perplexity.png"
-    plot_history(lda.history_, png)
-    print(f"\nperplexity curve written to {png}")
+    save(plot_perplexity(lda), png)
+    intervals = out / "lda_wikipedia_uncertainty.png"
+    save(plot_topic_uncertainty(lda, n=10, topics=range(4)), intervals)
+    print(f"\nperplexity curve (burn-in shaded) written to {png}, top-word intervals to "
+          f"{intervals}")
 
 
 if __name__ == "__main__":

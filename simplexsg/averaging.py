@@ -81,3 +81,46 @@ class TailAverage:
         total = self._current if self._previous is None else (
             self._previous if self._current is None else self._previous + self._current)
         return total / self.count
+
+
+class ThinnedTail:
+    """At most ``capacity`` evenly spaced samples of the averaging window, for a chain of
+    known or unknown length.
+
+    A sample of step t is kept when ``t >= start`` (the window's first step, e.g.
+    ``TailAverage.start``) and t is a multiple of the stride s (a power of two, at first 1).
+    When a new sample would exceed ``capacity``, every other one is dropped (those not on the
+    grid of 2s) and s doubles; samples that fall out of a moving window are dropped. So the
+    kept samples are spaced s apart over ``[start, T)`` and, in a window of at least
+    ``capacity`` steps, number between ``capacity // 2`` and ``capacity`` (fewer just after
+    the doubling rule moves the window forward). Lists are rebound, never changed in place,
+    so a shallow copy is a snapshot.
+
+    Parameters
+    ----------
+    capacity : int >= 1
+    """
+
+    def __init__(self, capacity):
+        self.capacity = int(capacity)
+        self.stride = 1
+        self.steps, self.samples = [], []
+
+    def add(self, t, start, make):
+        """Offer step ``t`` (steps in increasing order) with the window starting at ``start``;
+        ``make()`` builds the sample and is called only when it is kept."""
+        if self.steps and self.steps[0] < start:
+            kept = [i for i, step in enumerate(self.steps) if step >= start]
+            self.steps, self.samples = ([self.steps[i] for i in kept],
+                                        [self.samples[i] for i in kept])
+        if t < start or t % self.stride:
+            return
+        if len(self.steps) == self.capacity:
+            self.stride *= 2
+            kept = [i for i, step in enumerate(self.steps) if step % self.stride == 0]
+            self.steps, self.samples = ([self.steps[i] for i in kept],
+                                        [self.samples[i] for i in kept])
+            if t % self.stride:
+                return
+        self.steps = self.steps + [t]
+        self.samples = self.samples + [make()]

@@ -10,8 +10,9 @@ full-data counts ``(D / batch) * mean n_kw``. Modules:
 * ``local``: where the local step runs (an executor returning sparse counts);
 * ``topics``: the global step;
 * ``defaults``, ``monitor`` (the convergence check), ``run`` (a fit's resumable plan);
-* ``inspection`` (top words, gensim-style topic text, coherence) and ``export`` (a gensim
-  ``LdaModel``, pyLDAvis's inputs): functions of a fitted model.
+* ``inspection`` (top words, gensim-style topic text, coherence), ``export`` (a gensim
+  ``LdaModel``, pyLDAvis's inputs) and ``uncertainty`` (credible intervals of the top words,
+  independent chains aligned and diagnosed): functions of a fitted model.
 """
 from .estimator import LDA, SCIRLDA, SGRLDLDA
 

@@ -14,13 +14,13 @@ from .._estimator import first_partial_fit_total, restore_on_error
 from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
                            check_tol, physical_memory)
-from ..averaging import TailAverage
+from ..averaging import TailAverage, ThinnedTail
 from ..corpus import BowStream, as_corpus, check_counts, corpus_features, is_bow_corpus
 from ..gibbs import AssignmentStore, fold_in
 from ..hyperparameters import DocTopicPriorSampler, GammaPrior
 from ..schedules import Polynomial
 from ..simplex import to_simplex
-from . import distributed, export, inspection
+from . import distributed, export, inspection, uncertainty
 from .defaults import (DEFAULT_SWEEP_BURN_IN, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
                        MIN_STEP_SIZE, SAMPLER_DEFAULTS, default_batch_size, default_passes)
 from .monitor import ConvergenceMonitor, monitor_documents
@@ -179,6 +179,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     evaluate_every : int, default 0
         Steps between held-out perplexity evaluations recorded in ``history_`` (0 or -1:
         never).
+    n_topic_samples : int, default 0
+        Topic samples kept for posterior uncertainty (``topic_samples_``,
+        ``topic_word_intervals``; 0: none, else at least 2): normalised topic matrices
+        ``topic_state_ / row sums`` (the chain's samples, not the local step's conditional
+        means) from the averaging window, evenly spaced (``simplexsg.averaging.ThinnedTail``:
+        between half of this number and this number in a window of that many steps). Memory:
+        this many K x W float32 arrays.
 
     Attributes
     ----------
@@ -213,6 +220,24 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     doc_topic_prior_samples_ : (n_batch_iter_, K) or None
         With ``learn_doc_topic_prior``, the alpha sample after each step (row t: the alpha
         of step t + 1's local step); None otherwise.
+    doc_topic_ : (D, K) float64, rows summing to 1 (after ``fit`` on a matrix or a list of
+        documents)
+        The training documents' topic proportions from the sampler's own counts, as tomotopy's
+        ``get_topic_dist`` gives them (no second fold-in): row d is
+        ``(alpha + n_dk) / (n_d + sum(alpha))`` with n_dk document d's topic counts after the
+        last Gibbs sweep of its last visit (one draw of its assignments, under the topics and
+        alpha of that step) and alpha ``doc_topic_prior_``; a document not visited yet (a fit
+        stopped within its first pass) gets the prior mean. Rows follow X's. Stored as counts, 2
+        bytes per document and topic (4 if a document has 2^16 tokens or more); a step writes
+        its documents' rows last, so an interrupted step may have written them already, and
+        resuming it writes the same values. Not after ``partial_fit`` (its minibatches are not kept, so there are no
+        training documents to index) nor a streamed corpus (streamed because it is too large
+        to hold; its counts would grow with D): ``transform`` folds documents in.
+    topic_samples_ : (S, K, W) float32, or None
+        With ``n_topic_samples``, the kept topic samples (rows sum to 1); steps in
+        ``topic_sample_steps_`` (S,). Their spread is the chain's, including the minibatch
+        noise of the stochastic gradient: at full batch with ``local_topics="sample"`` the
+        chain is exact (``tests/test_lda_exact.py``).
     """
 
     def __init__(self, n_components=10, *, sampler="scir", doc_topic_prior=None,
@@ -222,7 +247,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
                  tol=None, n_iter_no_change=3, shuffle_buffer=None, dtype=np.float64,
                  warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
-                 client=None, random_state=None, verbose=0, evaluate_every=0):
+                 client=None, random_state=None, verbose=0, evaluate_every=0,
+                 n_topic_samples=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -253,6 +279,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.evaluate_every = evaluate_every
+        self.n_topic_samples = n_topic_samples
 
     # ---------------------------------------------------------------- parameters
     def _check_params(self):
@@ -297,7 +324,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             max_time=(None if self.max_time is None
                       else check_positive_scalar("max_time", self.max_time)),
             n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change),
+            n_topic_samples=check_int("n_topic_samples", self.n_topic_samples, 0),
         )
+        if params["n_topic_samples"] == 1:
+            raise ValueError("n_topic_samples must be 0 or at least 2: a standard deviation "
+                             "needs two samples")
         try:
             params["dtype"] = np.dtype(self.dtype)
         except TypeError:
@@ -444,7 +475,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self.burn_in_ = first_step + passes * steps_per_pass // 2
         else:
             self.burn_in_ = None                    # the doubling-block rule of TailAverage
-        self._init_averages()
+        self._init_averages(params["n_topic_samples"])
         self.total_samples_, self.batch_size_ = D, batch_size
         self._run = FitRun(fingerprint, batch_size, steps_per_pass, first_epoch, passes,
                            min_passes)
@@ -454,6 +485,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             first_pass=min_passes - params["n_iter_no_change"] - 1)
         self._assignments = (AssignmentStore(corpus) if params["local_warm_start"]
                              and not isinstance(corpus, BowStream) else None)
+        self._doc_topic_counts = (None if isinstance(corpus, BowStream) else np.zeros(
+            (n_docs, params["n_components"]), dtype=_doc_topic_dtype(corpus)))
         self.stop_reason_, self.interrupted_, self.training_seconds_ = None, True, 0.0
         return corpus, self._evaluation_documents(corpus, heldout, params)
 
@@ -514,9 +547,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self._init_state(params, corpus_features=self.n_features_in_,
                              seed=seed_sequence(self.random_state), n_documents=total)
             self.burn_in_ = params["burn_in"]      # None: TailAverage's doubling rule
-            self._init_averages()
+            self._init_averages(params["n_topic_samples"])
             self.total_samples_ = total
             self.stop_reason_ = None
+        self._doc_topic_counts = None      # doc_topic_: fit's training documents only
         # documents of a stream of minibatches: running position, modulo the corpus size
         doc_indices = np.arange(self.n_documents_seen_, self.n_documents_seen_ + corpus.shape[0])
         trainer = Trainer(self, params)
@@ -577,7 +611,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def _init_state(self, params, corpus_features, seed, n_documents):
         K, W = params["n_components"], corpus_features
-        _check_memory(K, W, params["dtype"].itemsize)
+        _check_memory(K, W, params["dtype"].itemsize, params["n_topic_samples"])
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
         init = np.random.default_rng(substream(seed, INIT))
@@ -595,17 +629,23 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 K, n_documents, symmetric=params["learn_alpha"] == "symmetric",
                 prior=params["alpha_prior"], initial=params["alpha"])
 
-    def _init_averages(self):
+    def _init_averages(self, n_samples):
         """Posterior-mean accumulators of the topics and alpha from ``burn_in_`` on (None: the
-        doubling-block rule of ``simplexsg.averaging``, for a chain of unknown length)."""
+        doubling-block rule of ``simplexsg.averaging``, for a chain of unknown length), and the
+        store of ``n_samples`` topic samples from the same window."""
         self._topic_average = TailAverage(self.burn_in_)
         self._alpha_average = TailAverage(self.burn_in_)
+        self._topic_samples = ThinnedTail(n_samples) if n_samples else None
 
     def _update_components(self):
         if not self._topic_average.fixed:
             self.burn_in_ = self._topic_average.start
         mean = self._topic_average.mean()
         self.components_ = self._local if mean is None else mean
+        samples = self._topic_samples
+        self.topic_samples_ = (None if samples is None or not samples.steps
+                               else np.stack(samples.samples))
+        self.topic_sample_steps_ = None if samples is None else np.array(samples.steps)
         if self._alpha_sampler is not None:
             self.doc_topic_prior_samples_ = np.array(self._alpha_history).reshape(
                 -1, self.topic_state_.shape[0])
@@ -613,6 +653,20 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             alpha = self._alpha_sampler.alpha if alpha is None else alpha
             self.doc_topic_prior_ = (float(alpha.mean()) if self._alpha_sampler.symmetric
                                      else alpha)
+
+    @property
+    def doc_topic_(self):
+        """The training documents' topic proportions (see the class docstring)."""
+        check_is_fitted(self, "components_")
+        counts = getattr(self, "_doc_topic_counts", None)
+        if counts is None:
+            raise AttributeError("doc_topic_ is kept by fit on a matrix or a list of documents "
+                                 "only (not partial_fit, not a streamed corpus): use "
+                                 "transform(X)")
+        alpha = np.broadcast_to(np.asarray(self.doc_topic_prior_, dtype=np.float64),
+                                counts.shape[1:])
+        weights = counts + alpha
+        return weights / weights.sum(axis=1, keepdims=True)
 
     @property
     def _n_features_out(self):
@@ -772,6 +826,26 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         """
         return inspection.coherence(self, X_or_texts, measure, top_n, vocabulary)
 
+    def topic_word_intervals(self, n=10, level=0.9):
+        """Posterior mean, standard deviation and credible interval of each topic's ``n`` top
+        words' probabilities over the kept topic samples (``n_topic_samples``;
+        ``simplexsg.lda.uncertainty.topic_word_intervals``).
+
+        Parameters
+        ----------
+        n : int, default 10
+            Words per topic: the most probable under ``components_``.
+        level : float in (0, 1), default 0.9
+            Probability of the equal-tailed interval.
+
+        Returns
+        -------
+        TopicWordIntervals
+            (K, n) arrays ``word_ids``, ``words``, ``mean``, ``sd``, ``lower``, ``upper``;
+            ``level``; ``n_samples``.
+        """
+        return uncertainty.topic_word_intervals(self, n, level)
+
     def to_gensim(self):
         """The topics as a gensim ``LdaModel`` (``simplexsg.lda.export.to_gensim``): its
         ``get_topics()`` equals ``components_``; ``get_document_topics``,
@@ -811,6 +885,14 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
+def _doc_topic_dtype(corpus):
+    """The dtype of ``doc_topic_``'s counts: uint16 when every document of an in-memory corpus
+    has fewer than 2^16 tokens, else int32."""
+    if isinstance(corpus, distributed.ShardedCorpus):
+        return np.int32
+    return np.uint16 if np.asarray(corpus.sum(axis=1)).max(initial=0) < 2 ** 16 else np.int32
+
+
 #: K x W arrays of the topic dtype alive at once at the peak of a step: the state and the local
 #: topics, old and new (the global step writes fresh arrays: a step cut half-way changes
 #: nothing), the average's previous sum, its current sum old and new, and components_.
@@ -820,16 +902,18 @@ _TOPIC_MATRICES = 8
 _TABLE_BYTES = 16
 
 
-def _check_memory(n_topics, n_words, itemsize=8):
+def _check_memory(n_topics, n_words, itemsize=8, n_samples=0):
     """Refuse a topic matrix whose working set exceeds the machine's memory; warn above half.
-    ``itemsize``: bytes of the topic matrices' dtype."""
-    needed = (_TOPIC_MATRICES * itemsize + _TABLE_BYTES) * float(n_topics) * n_words
+    ``itemsize``: bytes of the topic matrices' dtype; ``n_samples``: kept float32 topic
+    samples (``n_topic_samples``)."""
+    needed = ((_TOPIC_MATRICES * itemsize + _TABLE_BYTES + 4 * n_samples)
+              * float(n_topics) * n_words)
     total = physical_memory()
     if total is None:                                  # not a POSIX system: no check
         return
     message = (f"{n_topics} topics x {n_words} words need about {needed / 2**30:.1f} GB "
-               f"({_TOPIC_MATRICES} matrices of K x W at {itemsize} bytes, and the local "
-               f"step's tables), of {total / 2**30:.1f} GB")
+               f"({_TOPIC_MATRICES} matrices of K x W at {itemsize} bytes, the local "
+               f"step's tables and {n_samples} topic samples), of {total / 2**30:.1f} GB")
     if needed > total:
         raise MemoryError(message + ": fewer topics, a smaller vocabulary or dtype=float32")
     if needed > total / 2:

@@ -25,6 +25,7 @@ from .._estimator import atomic_dump
 from .._optional import tqdm
 from .._random import substream
 from ..corpus import BowStream
+from ..simplex import to_simplex
 from .defaults import ALPHA_WARMUP_STEPS, SHUFFLE_BATCHES
 from .local import ThreadExecutor
 from .topics import step_topics
@@ -33,11 +34,13 @@ from .topics import step_topics
 GIBBS, GLOBAL, ORDER, INIT, EVAL, ALPHA, MONITOR = range(7)
 
 #: What a step changes in place, with how to copy it (``Trainer.transaction``); everything
-#: else a step touches is rebound. TailAverage rebinds its sums, so a shallow copy is a
-#: snapshot.
+#: else a step touches is rebound. TailAverage and ThinnedTail rebind their sums and lists,
+#: so a shallow copy is a snapshot. The doc-topic counts (D, K) are not copied: a step writes
+#: its documents' rows last (``Trainer.step``), and a step redone after an interruption
+#: writes the same values.
 _IN_PLACE = {"_topic_average": copy.copy, "_alpha_average": copy.copy, "_alpha_history": list,
              "history_": list, "_alpha_sampler": copy.deepcopy, "_assignments": copy.deepcopy,
-             "_monitor": copy.deepcopy}
+             "_monitor": copy.deepcopy, "_topic_samples": copy.copy}
 
 
 def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
@@ -64,6 +67,7 @@ class Trainer:
 
     def __init__(self, model, params, executor=None):
         self.model, self.params = model, params
+        self._bar = None                        # the progress bar of ``run``
         self.executor = ThreadExecutor(params["n_jobs"]) if executor is None else executor
 
     # ---------------------------------------------------------------- fit
@@ -75,6 +79,7 @@ class Trainer:
         run = model._run
         open_ended = params["tol"] is not None or params["max_time"] is not None
         progress = self._progress(None if open_ended else run.steps_left)
+        self._bar = progress
         try:
             while model.stop_reason_ is None and model._run.epoch < run.end_epoch:
                 batches = minibatches(corpus, run.batch_size, model.random_state_,
@@ -157,11 +162,13 @@ class Trainer:
         K = model.topic_state_.shape[0]
         t = model.n_batch_iter_
         learning = model._alpha_sampler is not None
+        store = getattr(model, "_doc_topic_counts", None)
         alpha = model._alpha_sampler.alpha if learning else model.doc_topic_prior_
         counts = self.executor.topic_counts(
             batch, doc_indices, model._local, np.broadcast_to(alpha, (K,)),
             seed=substream(model.random_state_, GIBBS), step=t, n_sweeps=params["n_gibbs"],
-            burn_in=params["gibbs_burn_in"], last_sweep=learning, assignments=assignments)
+            burn_in=params["gibbs_burn_in"], last_sweep=learning or store is not None,
+            assignments=assignments)
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)
         model.topic_state_, model._local = step_topics(
@@ -170,9 +177,21 @@ class Trainer:
             sampler=model.sampler, local_mean=model.local_topics == "mean",
             seed=substream(model.random_state_, GLOBAL), step=t, average=model._topic_average,
             n_jobs=params["n_jobs"])
+        self._keep_sample(t)
+        if store is not None:           # doc_topic_: fit's documents, rows of the corpus
+            store[doc_indices] = counts.doc_topic_last
         model.n_batch_iter_ = t + 1
         model.n_documents_seen_ += counts.n_documents
         return counts.assignments
+
+    def _keep_sample(self, t):
+        """Offer step t's topics, normalised ``topic_state_`` in float32, to the thinned
+        store of ``n_topic_samples`` (the averaging window: the topic average's)."""
+        model = self.model
+        samples = getattr(model, "_topic_samples", None)
+        if samples is not None:
+            samples.add(t, model._topic_average.start,
+                        lambda: to_simplex(model.topic_state_).astype(np.float32))
 
     def _alpha_step(self, last_counts, doc_indices, t):
         """Store the minibatch's last-sweep counts in the alpha sampler, recentre when due
@@ -204,6 +223,8 @@ class Trainer:
         entry = dict(step=model.n_batch_iter_, documents=model.n_documents_seen_,
                      seconds=model.training_seconds_, perplexity=model.perplexity(heldout))
         model.history_.append(entry)
+        if self._bar is not None:
+            self._bar.set_postfix(perplexity=f"{entry['perplexity']:.1f}")
         if model.verbose >= 2:
             print(f"step {entry['step']}: {entry['documents']} documents, "
                   f"{entry['seconds']:.1f} s, held-out perplexity {entry['perplexity']:.1f}")

@@ -34,6 +34,10 @@ blocks held ``SPLIT_MERGE_WORK`` x n_rows x J rows (at least ``MIN_SPLIT_MERGE``
 about half as much work as the sweep, many proposals for many small clusters. On 10^5 rows of
 100 clusters it took the held-out ARI after 30 s from 0.95 (10 proposals per sweep) to 0.995.
 
+With a Dask ``client`` (``distributed.py``), step 3 and the component counts of step 5 run on
+the workers holding the rows; every draw stays here. The counts are summed unscaled (integers,
+exact in any order) and scaled after, so the fit equals the in-process one bit for bit.
+
 A new chain starts (``init="pilot"``) from a short exact chain with split-merge moves on a
 random subset of the rows, whose components, sticks and alpha start the full chain: a
 one-row-at-a-time sampler started from 20 components merges true clusters and keeps them merged
@@ -110,7 +114,7 @@ _LEFTOVER_TOLERANCE = 1e-6
 _INIT, _ORDER, _STEP, _MONITOR = range(4)
 #: Parameters a resumed fit may change: they change neither the chain nor its length.
 _RESUMABLE_PARAMS = {"warm_start", "checkpoint_every", "checkpoint_path", "n_jobs", "verbose",
-                     "random_state", "max_time"}
+                     "random_state", "max_time", "client"}
 
 
 def _row_sums(X, values):
@@ -122,6 +126,49 @@ def _row_sums(X, values):
 def log_multinomial_coefficient(X):
     """log(n_i! / prod_c x_ic!) per row (n_rows,) of CSR counts X."""
     return gammaln(np.asarray(X.sum(axis=1)).ravel() + 1.0) - _row_sums(X, gammaln(X.data + 1.0))
+
+
+def allocate_rows(X, log_phi, log_w, log_slice, uniforms, weighted, n_jobs):
+    """Step 3 of the module docstring on the CSR rows X (n, d): components z (n,) drawn by the
+    kernel ``slice_allocate`` from ``log_phi`` (J, d), ``log_w`` (J,), ``log_slice`` (n,) and
+    ``uniforms`` (n,); ``weighted``: rows new to the chain (``_allocate``)."""
+    z = np.empty(X.shape[0], dtype=np.int64)
+    missing = slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64),
+                             X.data.astype(np.float64), np.ascontiguousarray(log_phi), log_w,
+                             log_slice, uniforms, z, weighted, n_jobs)
+    if missing:  # cannot happen: w_z >= u_i always holds for the row's own component
+        raise RuntimeError(f"{missing} rows found no component above their slice")
+    return z
+
+
+def component_counts(X, z, n_components):
+    """Sparse (n_components, d) sums of the CSR count rows X (n, d) by component z (n,).
+
+    Integer-valued float64, exact: the sum over any split of the rows is the same array, so the
+    shares of a Dask fit add up to the in-process counts bit for bit."""
+    indicator = sp.csr_matrix((np.ones(z.size), (z, np.arange(z.size))),
+                              shape=(n_components, z.size))
+    return indicator @ X
+
+
+class LocalExecutor:
+    """Steps 3 and 5's counts in this process; ``simplexsg.dpmixture.distributed.DaskExecutor``
+    has the same methods."""
+
+    @staticmethod
+    def take(X, rows):
+        """The rows ``rows`` (sorted; None: all) of X as ``allocate`` and ``counts`` read them."""
+        return X if rows is None else X[rows]
+
+    @staticmethod
+    def allocate(X_rows, log_phi, log_w, log_slice, uniforms, weighted, n_jobs):
+        """``allocate_rows`` of ``X_rows``."""
+        return allocate_rows(X_rows, log_phi, log_w, log_slice, uniforms, weighted, n_jobs)
+
+    @staticmethod
+    def counts(X_rows, z, n_components):
+        """Dense ``component_counts`` of ``X_rows`` by their components z."""
+        return component_counts(X_rows, z, n_components).toarray()
 
 
 class DPMixture(ClusterMixin, BaseEstimator):
@@ -165,6 +212,17 @@ class DPMixture(ClusterMixin, BaseEstimator):
         Rows of the pilot chain; None: random rows up to ``_PILOT_ROWS`` (5000) rows and
         ``_PILOT_ENTRIES`` (100,000) stored counts, so that the pilot's cost is bounded
         whatever the row length (news articles: 560 rows; msweb: 5000).
+    client : dask.distributed.Client or None, default None
+        Allocate each minibatch's rows (``sampler="scir"``/``"sgrld"``) on the workers of a Dask
+        cluster (``pip install simplexsg[dask]``; ``simplexsg.dpmixture.distributed``): ``fit``
+        cuts X into row shards held by the workers, and each iteration sends a worker the
+        ``log phi`` columns of its share's features, its rows' slices and uniforms, and gets
+        back their labels and summed component-feature counts. The fit equals the one without
+        a client bit for bit, for any number of workers; a worker lost mid-fit changes nothing.
+        Refused: ``sampler="gibbs"`` (and "auto" when it resolves to it: split-merge moves act
+        on whole clusters across all rows) and a streamed corpus. ``partial_fit``,
+        ``predict``, ``predict_proba`` and ``score`` run in this process. A pickled model
+        keeps no client.
     shuffle_buffer : int or None, default None
         A streamed corpus only: documents held in the seeded shuffle buffer from which each
         minibatch is drawn uniformly (``simplexsg.corpus.BowStream.minibatches``), so that a
@@ -248,7 +306,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                  max_iter=None, max_time=None, tol=None, n_iter_no_change=3, total_samples=None,
                  warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
                  random_state=None, verbose=0, evaluate_every=0, split_merge="auto", init="pilot",
-                 init_rows=None, shuffle_buffer=None):
+                 init_rows=None, shuffle_buffer=None, client=None):
         self.sampler = sampler
         self.base_concentration = base_concentration
         self.alpha_prior = alpha_prior
@@ -272,6 +330,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self.init = init
         self.init_rows = init_rows
         self.shuffle_buffer = shuffle_buffer
+        self.client = client
 
     # ---------------------------------------------------------------- parameters
     def _check_params(self, n_rows=None, continuing=False):
@@ -315,6 +374,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
         if self.init not in ("pilot", "random"):
             raise ValueError(f"init must be 'pilot' or 'random', got {self.init!r}")
         params["init"], params["sampler"] = self.init, sampler
+        params["executor"] = LocalExecutor()
         if params["max_iter"] is None:
             open_ended = params["max_time"] is not None or params["tol"] is not None
             params["max_iter"] = (_MAX_ITER_OPEN_ENDED if open_ended
@@ -392,6 +452,10 @@ class DPMixture(ClusterMixin, BaseEstimator):
         """``fit`` on a streamed bag-of-words corpus (``simplexsg.corpus.BowStream``): SCIR or
         SGRLD on minibatches drawn through a seeded shuffle buffer, rows new to the chain each
         time (as ``partial_fit``), a pilot on the first minibatches of a pass."""
+        if self.client is not None:
+            raise TypeError("with a client, fit takes a count matrix (cut into shards held by "
+                            "the workers): a streamed corpus's rows are read by this process; "
+                            "fit it without a client")
         params = self._check_params()
         if params["sampler"] == "gibbs":
             raise ValueError("sampler='gibbs' sweeps every row each iteration: a streamed corpus "
@@ -494,6 +558,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         extend = params["warm_start"] and hasattr(self, "_z") and not resume
         X = self._read(X, reset=not (resume or extend))
         params = self._check_params(X.shape[0], continuing=resume or extend)
+        if self.client is not None:
+            params["executor"] = self._dask_executor(X, params)
         heldout = None if X_heldout is None else check_counts(X_heldout)
         if heldout is not None and heldout.shape[1] != X.shape[1]:
             raise ValueError(f"X_heldout has {heldout.shape[1]} features, X has {X.shape[1]}")
@@ -524,6 +590,20 @@ class DPMixture(ClusterMixin, BaseEstimator):
         self._fingerprint, self.interrupted_ = fingerprint, True
         return X, heldout, params
 
+    def _dask_executor(self, X, params):
+        """The ``DaskExecutor`` of ``client``, X (n_rows, d) cut into shards on its workers;
+        ValueError for the exact sampler."""
+        if params["sampler"] == "gibbs":
+            chose = (f" (sampler='auto' chose it for {X.shape[0]} rows, at most "
+                     f"AUTO_GIBBS_ROWS = {AUTO_GIBBS_ROWS})" if self.sampler == "auto" else "")
+            raise ValueError(
+                f"the exact sampler 'gibbs'{chose} does not run on a Dask client: its split-merge "
+                "moves change whole clusters at once, reading every row of the clusters they "
+                "touch, rows that would be scattered across the workers; with a client use "
+                "sampler='scir' (or 'sgrld'), whose rows are allocated one at a time")
+        from .distributed import DaskExecutor, ShardedCorpus
+        return DaskExecutor(self.client, ShardedCorpus.scatter(self.client, X))
+
     def _train(self, X, heldout, params):
         """The iterations ``n_iter_ .. _end_iter - 1``, each undone if it raises."""
         n_rows = X.shape[0]
@@ -544,7 +624,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                         else np.arange(n_rows))
                 saved, z_before = dict(self.__dict__), self._z[rows]
                 try:
-                    X_rows, rng = X[rows], self._step_rng(t)
+                    X_rows, rng = params["executor"].take(X, rows), self._step_rng(t)
                     z_rows = self._allocate(X_rows, self._z[rows], params, rng)
                     if split_merge is not None:
                         self._split_merge(split_merge, z_rows, params, rng)
@@ -626,7 +706,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
             n = params["init_rows"]
         rows = np.sort(order[:n])
         self._start_from_pilot(X[rows], rows.size < X.shape[0], params, rng)
-        return self._allocate(X, None, params, rng)
+        return self._allocate(params["executor"].take(X, None), None, params, rng)
 
     def _start_from_pilot(self, X_pilot, subset, params, rng):
         """Components, sticks and alpha from the pilot chain on the rows ``X_pilot`` (``init``);
@@ -650,9 +730,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         create clusters that the pilot's subset of the rows did not support (msweb: 4 clusters
         of >= 1% from a 5000-row pilot, 8 to 12 from a random start; 20 s of SCIR: -8.97 and
         -8.86, -8.87 with the copies). A pilot on every row needs no copies."""
-        indicator = sp.csr_matrix((np.ones(pilot.labels_.size),
-                                   (pilot.labels_, np.arange(pilot.labels_.size))))
-        shape = params["base"] + np.repeat((indicator @ X_pilot).toarray(), copies, axis=0)
+        counts = component_counts(X_pilot, pilot.labels_, pilot.n_components_).toarray()
+        shape = params["base"] + np.repeat(counts, copies, axis=0)
         self.theta_ = scir_transition(np.ones_like(shape), shape, np.inf, rng)
         weights = np.repeat(pilot.weights_ / copies, copies) * (1.0 - _LEFTOVER_TOLERANCE)
         before = 1.0 - np.concatenate([[0.0], np.cumsum(weights)[:-1]])
@@ -693,9 +772,11 @@ class DPMixture(ClusterMixin, BaseEstimator):
         return np.random.default_rng(substream(self.random_state_, _STEP, t))
 
     def _allocate(self, X, z, params, rng):
-        """Steps 1-3 of the module docstring on rows X with current components z: returns the
-        new components of the rows (sticks and components are extended as needed). ``z`` None:
-        rows new to the chain, drawn ∝ w_j Mult(x | phi_j) (see ``partial_fit``)."""
+        """Steps 1-3 of the module docstring on rows X (as ``params["executor"].take`` names
+        them) with current components z: returns the new components of the rows (sticks and
+        components are extended as needed). ``z`` None: rows new to the chain, drawn
+        ∝ w_j Mult(x | phi_j) (see ``partial_fit``). Every draw is made here, from ``rng``, in
+        the same order whichever executor runs the kernel."""
         log_w, log_rest = self._log_weights(self.sticks_)
         if z is None:
             log_slice = np.full(X.shape[0], -np.inf)
@@ -707,13 +788,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
             self._extend(_NEW_STICKS, params, rng)
             log_w, log_rest = self._log_weights(self.sticks_)
         log_phi = np.log(to_simplex(self.theta_))
-        z_new = np.empty(X.shape[0], dtype=np.int64)
-        missing = slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                                 X.data.astype(np.float64), log_phi, log_w, log_slice,
-                                 rng.random(X.shape[0]), z_new, z is None, params["n_jobs"])
-        if missing:  # cannot happen: w_z >= u_i always holds for the row's own component
-            raise RuntimeError(f"{missing} rows found no component above their slice")
-        return z_new
+        return params["executor"].allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]),
+                                           z is None, params["n_jobs"])
 
     def _monitor_rows(self, X, heldout):
         """The rows the convergence check scores (``tol``)."""
@@ -788,13 +864,11 @@ class DPMixture(ClusterMixin, BaseEstimator):
         after = np.concatenate([np.cumsum(members[::-1])[::-1][1:], [0.0]])
         stick_counts = np.column_stack([members, after])
         stick_prior = np.tile([1.0, self.alpha_], (J, 1))
-        indicator = sp.csr_matrix((np.full(z.size, scale), (z, np.arange(z.size))),
-                                  shape=(J, z.size))
-        component_counts = (indicator @ X).toarray()
+        counts = scale * params["executor"].counts(X, z, J)
         if self.sampler_ == "gibbs":
             self.sticks_ = scir_transition(sticks, stick_prior + stick_counts, np.inf, rng,
                                            params["n_jobs"])
-            self.theta_ = scir_transition(theta, params["base"] + component_counts, np.inf, rng,
+            self.theta_ = scir_transition(theta, params["base"] + counts, np.inf, rng,
                                           params["n_jobs"])
         else:
             for name in ("stick_sampler", "component_sampler"):
@@ -804,8 +878,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
             except ValueError as exc:          # e.g. a step too small for the counts
                 raise ValueError(f"stick_step_size: {exc}") from None
             try:
-                theta = params["component_sampler"].step(theta, params["base"],
-                                                         component_counts, rng)
+                theta = params["component_sampler"].step(theta, params["base"], counts, rng)
             except ValueError as exc:
                 raise ValueError(f"step_size: {exc}") from None
             self.sticks_, self.theta_ = sticks, theta
@@ -868,7 +941,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         """Log predictive density of each row (n_rows,) under the current state, with the
         multinomial coefficient: ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]``
         over the represented sticks j, the leftover mass ``w_rest`` scored by the base measure's
-        Dirichlet-multinomial (the mixture of the unrepresented components).
+        Dirichlet-multinomial (the mixture of the unrepresented components). Runs in this
+        process, with or without a ``client``.
 
         Parameters
         ----------
@@ -906,7 +980,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         return float(np.mean(self.score_samples(X)))
 
     def predict_proba(self, X):
-        """Probabilities of the occupied components, ``∝ weights_ * Mult(x | components_)``.
+        """Probabilities of the occupied components, ``∝ weights_ * Mult(x | components_)``,
+        computed in this process (with or without a ``client``).
 
         Parameters
         ----------
@@ -939,6 +1014,10 @@ class DPMixture(ClusterMixin, BaseEstimator):
     def fit_predict(self, X, y=None, **kwargs):
         """``fit(X)``, then the training rows' ``labels_`` (their sampled components)."""
         return self.fit(X, **kwargs).labels_
+
+    def __getstate__(self):
+        """Pickles (and checkpoints) keep no client: it is a live connection."""
+        return {**super().__getstate__(), "client": None}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -28,13 +28,15 @@ Inference (``LDA.transform``, ``LDA.score``) folds documents in the same way: an
 matrix in one chunk per worker thread, ``CorpusShards`` on the workers that read them, each
 sent with its words' topic columns.
 
-Dask is imported by the client's methods only: the package imports without it.
+The shards, their placement, the tree sum and the byte accounting are ``simplexsg._dask``'s,
+shared with the DP mixture (``simplexsg.dpmixture.distributed``). Dask is imported by the
+client's methods only: the package imports without it.
 """
 import numpy as np
 import scipy.sparse as sp
 
 from .. import metrics
-from .._estimator import array_digest
+from .._dask import ShardedCorpus, add_coo, nbytes, submit_shard, tree_sum, worker_slots
 from .._random import content_ids, document_streams
 from ..corpus import check_counts
 from ..gibbs import csr_to_tokens, sweep_tokens
@@ -46,22 +48,12 @@ READ_BLOCK = 10_000
 
 
 # ------------------------------------------------------------------ on the workers
-def _hold(rows):
-    """A shard whose rows travel in its task, so that the scheduler can recompute it."""
-    return rows
-
-
 def _read_shard(path, reader, vocab_path):
     """The documents of one file, CSR int64 (n, W), checked as ``fit`` checks a matrix."""
     corpus = reader(path, vocab_path)
     blocks = list(corpus.iter_csr(READ_BLOCK))
     X = sp.vstack(blocks, format="csr") if blocks else sp.csr_array((0, corpus.n_features))
     return check_counts(X)
-
-
-def _describe(shard):
-    """(rows, columns, digest) of a shard."""
-    return shard.shape[0], shard.shape[1], array_digest(shard.indptr, shard.indices, shard.data)
 
 
 def _local_tokens(X):
@@ -94,14 +86,10 @@ def _share_counts(shard, rows, columns, alpha, seed, step, first, n_sweeps, burn
 def _add(a, b):
     """Counts of two shares, ``a`` before ``b`` in the minibatch: triples summed (canonical
     COO), last-sweep rows stacked in order."""
-    word_topic = sp.coo_array(
-        (np.concatenate([a.word_topic.data, b.word_topic.data]),
-         tuple(np.concatenate(pair) for pair in zip(a.word_topic.coords, b.word_topic.coords))),
-        shape=a.word_topic.shape)
-    word_topic.sum_duplicates()
     last = (None if a.doc_topic_last is None
             else np.concatenate([a.doc_topic_last, b.doc_topic_last]))
-    return LocalCounts(word_topic, a.n_kept, a.n_documents + b.n_documents, last)
+    return LocalCounts(add_coo(a.word_topic, b.word_topic), a.n_kept,
+                       a.n_documents + b.n_documents, last)
 
 
 def _proportions(tokens, topics, alpha, streams, n_sweeps, burn_in, n_jobs):
@@ -143,59 +131,6 @@ def _completion_score(shard, columns, alpha, seed, n_sweeps, burn_in, n_jobs):
 
 
 # ------------------------------------------------------------------ on the driver
-def _worker_slots(client):
-    """One worker address per thread of the cluster, workers interleaved."""
-    threads = client.nthreads()
-    return [address for turn in range(max(threads.values()))
-            for address, n in sorted(threads.items()) if turn < n]
-
-
-def _submit_shard(client, function, *args, slot):
-    """A shard task placed on ``slot`` (another worker may recompute it)."""
-    return client.submit(function, *args, workers=[slot], allow_other_workers=True, pure=False)
-
-
-class ShardedCorpus:
-    """The driver's handle on a corpus held by the workers: shard futures, ``starts``
-    (n_shards + 1,) their first rows, ``shape`` (D, W), ``fingerprint`` (a digest per shard).
-
-    ``corpus[rows]`` is ``rows``: in the training loop a minibatch is named, not moved.
-    """
-
-    def __init__(self, client, shards, id2word=None):
-        described = client.gather([client.submit(_describe, s, pure=False) for s in shards])
-        widths = {W for _, W, _ in described}
-        if len(widths) != 1:
-            raise ValueError(f"the shards have different vocabulary sizes {sorted(widths)}: "
-                             "give every file the same vocabulary (vocab_path)")
-        self.shards, self.id2word = shards, id2word
-        self.starts = np.concatenate([[0], np.cumsum([n for n, _, _ in described])])
-        self.shape = (int(self.starts[-1]), widths.pop())
-        self.fingerprint = ("shards", self.shape, tuple(d for _, _, d in described))
-
-    @classmethod
-    def scatter(cls, client, X):
-        """An in-memory CSR matrix cut into one shard of consecutive rows per worker thread."""
-        import dask
-        slots = _worker_slots(client)
-        cuts = np.linspace(0, X.shape[0], len(slots) + 1).astype(np.int64)
-        # the rows travel in the task (so that it is recomputable), which Dask warns about
-        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
-            shards = [_submit_shard(client, _hold, X[a:b], slot=slot)
-                      for a, b, slot in zip(cuts[:-1], cuts[1:], slots)]
-        return cls(client, shards)
-
-    def __getitem__(self, rows):
-        return rows
-
-    def shares(self, rows):
-        """(shard, local rows, first position) for each shard holding some of the sorted
-        global ``rows``, in minibatch order."""
-        cuts = np.searchsorted(rows, self.starts)
-        return [(self.shards[s], rows[a:b] - self.starts[s], int(a))
-                for s, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])) if b > a]
-
-
 class CorpusShards:
     """A corpus in files that the workers of ``LDA(client=...)`` read themselves, one shard
     per file, in the order given: the fit equals the in-process fit of the files' documents
@@ -214,19 +149,11 @@ class CorpusShards:
 
     def read(self, client):
         """The ``ShardedCorpus`` of the files, read by the workers."""
-        slots = _worker_slots(client)
-        shards = [_submit_shard(client, _read_shard, path, self.reader, self.vocab_path,
+        slots = worker_slots(client)
+        shards = [submit_shard(client, _read_shard, path, self.reader, self.vocab_path,
                                 slot=slots[i % len(slots)]) for i, path in enumerate(self.paths)]
         id2word = None if self.vocab_path is None else _read_vocabulary(self.vocab_path)
         return ShardedCorpus(client, shards, id2word)
-
-
-def _tree_sum(client, parts):
-    """The future of the ``_add`` of ``parts`` in order, by pairs of neighbours."""
-    while len(parts) > 1:
-        parts = [client.submit(_add, *parts[i:i + 2], pure=False) if i + 1 < len(parts)
-                 else parts[i] for i in range(0, len(parts), 2)]
-    return parts[0]
 
 
 class DaskExecutor:
@@ -258,14 +185,12 @@ class DaskExecutor:
             parts.append(client.submit(_share_counts, shard, rows, columns, alpha, seed, step,
                                        first, n_sweeps, burn_in, last_sweep, self.n_jobs,
                                        pure=False))
-            sent += 2 * rows.nbytes + columns.nbytes + alpha.nbytes
-        counts = self._gather(_tree_sum(client, parts))
+            sent += nbytes(rows, rows, columns, alpha)
+        counts = self._gather(tree_sum(client, _add, parts))
         word_topic = counts.word_topic
         self.traffic.append(dict(
             sent=sent, words=len(np.unique(np.concatenate(vocabularies))),
-            received=sum(v.nbytes for v in vocabularies) + word_topic.data.nbytes
-            + sum(c.nbytes for c in word_topic.coords)
-            + (0 if counts.doc_topic_last is None else counts.doc_topic_last.nbytes)))
+            received=nbytes(*vocabularies, word_topic, counts.doc_topic_last)))
         return counts._replace(word_topic=sp.csr_array(word_topic))
 
     def _gather(self, future):
@@ -306,14 +231,13 @@ def fold_in(client, topics, alpha, X, *, n_sweeps, burn_in, seed, n_jobs=1):
     in-process fold-in bit for bit (each document's stream is keyed by its content)."""
     X = sp.csr_array(X)
     alpha = np.ascontiguousarray(np.broadcast_to(alpha, topics.shape[:1]), dtype=np.float64)
-    slots = _worker_slots(client)
+    slots = worker_slots(client)
     cuts = np.linspace(0, X.shape[0], min(len(slots), X.shape[0]) + 1).astype(np.int64)
     futures = []
     for a, b, slot in zip(cuts[:-1], cuts[1:], slots):
         vocab = csr_to_tokens(X[a:b]).vocab
-        futures.append(client.submit(_fold_in_chunk, X[a:b], np.ascontiguousarray(
-            topics[:, vocab]), alpha, seed, n_sweeps, burn_in, n_jobs, workers=[slot],
-            allow_other_workers=True, pure=False))
+        futures.append(submit_shard(client, _fold_in_chunk, X[a:b], np.ascontiguousarray(
+            topics[:, vocab]), alpha, seed, n_sweeps, burn_in, n_jobs, slot=slot))
     if not futures:
         return np.empty((0, topics.shape[0]))
     return np.concatenate(client.gather(futures))

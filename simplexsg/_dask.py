@@ -1,0 +1,109 @@
+"""What the Dask versions of the models share: row shards held as recomputable tasks, their
+placement, a pairwise tree sum on the workers, sparse count sums and byte accounting.
+
+A shard is a task whose argument is its rows (or the file it reads), not scattered data: when a
+worker dies, the scheduler recomputes its shards from the tasks, with no replicas to manage.
+Every task is submitted with ``pure=False`` and all of its inputs (random draws included) as
+arguments, so a task rerun elsewhere returns the same result.
+
+Dask is imported by the functions that need it only: the package imports without it.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from ._estimator import array_digest
+
+
+# ------------------------------------------------------------------ on the workers
+def hold(rows):
+    """A shard whose rows travel in its task, so that the scheduler can recompute it."""
+    return rows
+
+
+def describe(shard):
+    """(rows, columns, digest) of a CSR shard."""
+    return shard.shape[0], shard.shape[1], array_digest(shard.indptr, shard.indices, shard.data)
+
+
+def add_coo(a, b):
+    """The sum of two sparse COO arrays of one shape, in canonical order (duplicates summed)."""
+    total = sp.coo_array(
+        (np.concatenate([a.data, b.data]),
+         tuple(np.concatenate(pair) for pair in zip(a.coords, b.coords))), shape=a.shape)
+    total.sum_duplicates()
+    return total
+
+
+# ------------------------------------------------------------------ on the driver
+def worker_slots(client):
+    """One worker address per thread of the cluster, workers interleaved."""
+    threads = client.nthreads()
+    return [address for turn in range(max(threads.values()))
+            for address, n in sorted(threads.items()) if turn < n]
+
+
+def submit_shard(client, function, *args, slot):
+    """A shard task placed on ``slot`` (another worker may recompute it)."""
+    return client.submit(function, *args, workers=[slot], allow_other_workers=True, pure=False)
+
+
+def tree_sum(client, add, parts):
+    """The future of ``add`` folded over the futures ``parts`` in order, by pairs of neighbours
+    (``add(a, b)``: ``a`` comes before ``b``), each sum a task on the workers."""
+    while len(parts) > 1:
+        parts = [client.submit(add, *parts[i:i + 2], pure=False) if i + 1 < len(parts)
+                 else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def nbytes(*arrays):
+    """Bytes of numpy arrays and sparse COO arrays (data and coordinates); None counts 0."""
+    total = 0
+    for a in arrays:
+        if sp.issparse(a):
+            total += a.data.nbytes + sum(c.nbytes for c in a.coords)
+        elif a is not None:
+            total += a.nbytes
+    return total
+
+
+class ShardedCorpus:
+    """The driver's handle on a CSR matrix held by the workers in row shards: shard futures,
+    ``starts`` (n_shards + 1,) their first rows, ``shape`` (n_rows, n_columns), ``fingerprint``
+    (a digest per shard).
+
+    ``corpus[rows]`` is ``rows``: in a training loop a minibatch is named, not moved.
+    """
+
+    def __init__(self, client, shards, id2word=None):
+        described = client.gather([client.submit(describe, s, pure=False) for s in shards])
+        widths = {W for _, W, _ in described}
+        if len(widths) != 1:
+            raise ValueError(f"the shards have different vocabulary sizes {sorted(widths)}: "
+                             "give every file the same vocabulary (vocab_path)")
+        self.shards, self.id2word = shards, id2word
+        self.starts = np.concatenate([[0], np.cumsum([n for n, _, _ in described])])
+        self.shape = (int(self.starts[-1]), widths.pop())
+        self.fingerprint = ("shards", self.shape, tuple(d for _, _, d in described))
+
+    @classmethod
+    def scatter(cls, client, X):
+        """An in-memory CSR matrix cut into one shard of consecutive rows per worker thread."""
+        import dask
+        slots = worker_slots(client)
+        cuts = np.linspace(0, X.shape[0], len(slots) + 1).astype(np.int64)
+        # the rows travel in the task (so that it is recomputable), which Dask warns about
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
+            shards = [submit_shard(client, hold, X[a:b], slot=slot)
+                      for a, b, slot in zip(cuts[:-1], cuts[1:], slots)]
+        return cls(client, shards)
+
+    def __getitem__(self, rows):
+        return rows
+
+    def shares(self, rows):
+        """(shard, local rows, first position) for each shard holding some of the sorted
+        global ``rows``, in minibatch order."""
+        cuts = np.searchsorted(rows, self.starts)
+        return [(self.shards[s], rows[a:b] - self.starts[s], int(a))
+                for s, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])) if b > a]

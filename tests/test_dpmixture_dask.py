@@ -1,0 +1,158 @@
+"""DPMixture on a Dask cluster (``simplexsg.dpmixture.distributed``): the fit equals the
+in-process one bit for bit, a killed worker changes nothing, and an iteration moves the
+``log phi`` columns of the minibatch's features, not J x d."""
+import os
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip("distributed")
+import dask  # noqa: E402  (after the skip: dask comes with distributed)
+
+from simplexsg import DPMixture  # noqa: E402
+from simplexsg import _dask as dask_shards  # noqa: E402
+from simplexsg.datasets import make_multinomial_mixture  # noqa: E402
+from simplexsg.dpmixture import distributed as dask_dp  # noqa: E402
+
+N, D = 240, 2000
+STATE = ("theta_", "sticks_", "alpha_", "labels_", "n_iter_", "weights_", "components_")
+
+
+@pytest.fixture(scope="module")
+def client():
+    # the Active Memory Manager would be harmless, but it is not what the tests are about
+    with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                      host="127.0.0.1", dashboard_address=None) as cluster:
+            with distributed.Client(cluster) as client:
+                yield client
+
+
+@pytest.fixture(scope="module")
+def X():
+    return make_multinomial_mixture(N, D, 4, row_length=15, random_state=3)[0]
+
+
+def assert_same_fit(a, b):
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    strip = [{k: v for k, v in entry.items() if k != "seconds"} for entry in a.history_]
+    assert strip == [{k: v for k, v in entry.items() if k != "seconds"}
+                     for entry in b.history_]
+
+
+def recording(monkeypatch):
+    """The DaskExecutors the estimator builds, in a list."""
+    executors = []
+
+    class Recording(dask_dp.DaskExecutor):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            executors.append(self)
+
+    monkeypatch.setattr(dask_dp, "DaskExecutor", Recording)
+    return executors
+
+
+@pytest.mark.parametrize("sampler, init", [("scir", "pilot"), ("sgrld", "random")])
+def test_fit_on_the_cluster_equals_the_local_fit(client, X, sampler, init):
+    # "pilot": every row's first allocation (weighted by the sticks) runs on the workers too
+    params = dict(sampler=sampler, init=init, batch_size=40, max_iter=8, random_state=0,
+                  evaluate_every=4)
+    local = DPMixture(**params).fit(X, X_heldout=X[:30])
+    remote = DPMixture(client=client, **params).fit(X, X_heldout=X[:30])
+    assert_same_fit(local, remote)
+
+
+def test_any_number_of_shards_gives_the_same_fit(client, X, monkeypatch):
+    # 5 shards on 2 workers: up to 5 shares a minibatch, summed by a tree with an odd part
+    slots = dask_shards.worker_slots(client)
+    monkeypatch.setattr(dask_shards, "worker_slots", lambda _: (slots * 3)[:5])
+    executors = recording(monkeypatch)
+    params = dict(sampler="scir", init="random", batch_size=60, max_iter=5, random_state=5)
+    remote = DPMixture(client=client, **params).fit(X)
+    assert len(executors[0].corpus.shards) == 5
+    assert max(step["shares"] for step in executors[0].traffic) >= 3
+    assert_same_fit(DPMixture(**params).fit(X), remote)
+
+
+def test_an_iteration_sends_the_columns_of_the_minibatchs_features_not_j_x_d(client, X,
+                                                                            monkeypatch):
+    executors = recording(monkeypatch)
+    batch = 20
+    DPMixture("scir", init="random", batch_size=batch, max_iter=6, random_state=0,
+              client=client).fit(X)
+    traffic = executors[0].traffic
+    assert len(traffic) == 6
+    for step in traffic:
+        J, features, shares = step["components"], step["features"], step["shares"]
+        # row numbers (twice), slices and uniforms: 8 bytes each a row; log w: J a share
+        columns = step["sent"] - 4 * 8 * batch - shares * 8 * J
+        assert 0 < columns <= shares * features * J * 8
+        assert step["received"] <= shares * features * 8 + 8 * batch + 3 * 8 * features * J
+        assert step["sent"] < J * D * 8 / 2 and step["received"] < J * D * 8 / 2
+
+
+def test_a_worker_killed_mid_fit_changes_nothing(client, X, monkeypatch):
+    params = dict(sampler="scir", init="random", batch_size=40, max_iter=6, random_state=2)
+    expected = DPMixture(**params).fit(X)
+    killed = []
+
+    def gather_after_a_kill(self, future):
+        if len(self.traffic) == 2:             # the third iteration, its tasks submitted
+            worker = sorted(self.client.nthreads())[0]
+            self.client.run(os._exit, 1, workers=[worker], on_error="ignore")
+            killed.append(worker)
+        return future.result()
+
+    monkeypatch.setattr(dask_dp.DaskExecutor, "_gather", gather_after_a_kill)
+    remote = DPMixture(client=client, **params).fit(X)
+    assert killed and killed[0] not in client.nthreads()
+    assert_same_fit(expected, remote)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_a_fit_stopped_by_a_failing_iteration_resumes_to_the_same_model(client, X,
+                                                                        monkeypatch):
+    params = dict(sampler="sgrld", init="random", batch_size=40, max_iter=6, random_state=4)
+    expected = DPMixture(**params).fit(X)
+    original = dask_dp.DaskExecutor._gather
+
+    def fail_at_the_fourth_iteration(self, future):
+        if len(self.traffic) == 3:
+            raise distributed.KilledWorker("allocation", "tcp://127.0.0.1:1", 3)
+        return original(self, future)
+
+    monkeypatch.setattr(dask_dp.DaskExecutor, "_gather", fail_at_the_fourth_iteration)
+    model = DPMixture(client=client, **params)
+    with pytest.raises(distributed.KilledWorker):
+        model.fit(X)
+    assert model.interrupted_ and model.n_iter_ == 3
+    monkeypatch.setattr(dask_dp.DaskExecutor, "_gather", original)
+    assert_same_fit(expected, model.set_params(warm_start=True).fit(X))
+
+
+def test_what_a_client_refuses_and_a_pickle_drops(client, X):
+    for sampler in ("gibbs", "auto"):
+        with pytest.raises(ValueError, match="split-merge.*sampler='scir'"):
+            DPMixture(sampler, client=client).fit(X)
+    with pytest.raises(TypeError, match="streamed corpus"):
+        DPMixture("scir", client=client).fit(RowStream(X))
+    model = DPMixture("scir", init="random", max_iter=2, random_state=0, client=client).fit(X)
+    restored = pickle.loads(pickle.dumps(model))
+    assert restored.client is None
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+
+
+class RowStream:
+    """A re-iterable bag-of-words corpus without len(), declaring ``n_features``."""
+
+    def __init__(self, X):
+        self.X, self.n_features = sp.csr_array(X), X.shape[1]
+
+    def __iter__(self):
+        for i in range(self.X.shape[0]):
+            row = self.X[[i]]
+            yield list(zip(row.indices.tolist(), row.data.tolist()))

@@ -86,7 +86,8 @@ _MAX_ITER, _MAX_ITER_GIBBS, _MAX_ITER_OPEN_ENDED = 1000, 200, 10**9
 AUTO_GIBBS_ROWS = 1_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.
 _MONITOR_ROWS = 1000
-#: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``.
+#: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``
+#: (no more proposals than pilot rows: on a handful of rows 50 would cost a second for nothing).
 _PILOT_ITER, _PILOT_SPLIT_MERGE = 100, 50
 #: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
 #: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (module docstring).
@@ -198,16 +199,16 @@ class DPMixture(ClusterMixin, BaseEstimator):
         are allocated uniformly among them.
     init : {"pilot", "random"}, default "pilot"
         How a new chain starts. "pilot": the exact sampler with split-merge moves
-        (``_PILOT_ITER`` iterations, ``_PILOT_SPLIT_MERGE`` proposals each) on ``init_rows``
-        random rows (all rows if fewer) finds the clusters; its components, sticks and alpha
-        start the chain, and every row is allocated to them ``∝ w_j Mult(x | phi_j)``; for
-        "scir", when the pilot saw a subset and found fewer than ``initial_components``
-        clusters, each is first copied (independent draws given its rows, equal shares of its
-        weight) up to that many components, which the chain empties or pulls apart
-        (``_over_provision``). "random": ``initial_components`` components from the base
-        measure, rows allocated uniformly. Either way the chain targets the same posterior;
-        the pilot saves the iterations a one-row-at-a-time sampler needs to create or split
-        components.
+        (``_PILOT_ITER`` iterations, ``_PILOT_SPLIT_MERGE`` proposals each, at most one per
+        row) on ``init_rows`` random rows (all rows if fewer) finds the clusters; its
+        components, sticks and alpha start the chain, and every row is allocated to them
+        ``∝ w_j Mult(x | phi_j)``; for "scir", when the pilot saw a subset and found fewer than
+        ``initial_components`` clusters, each is first copied (independent draws given its
+        rows, equal shares of its weight) up to that many components, which the chain empties
+        or pulls apart (``_over_provision``). "random": ``initial_components`` components from
+        the base measure, rows allocated uniformly. Either way the chain targets the same
+        posterior; the pilot saves the iterations a one-row-at-a-time sampler needs to create
+        or split components.
     init_rows : int or None, default None
         Rows of the pilot chain; None: random rows up to ``_PILOT_ROWS`` (5000) rows and
         ``_PILOT_ENTRIES`` (100,000) stored counts, so that the pilot's cost is bounded
@@ -714,7 +715,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         pilot = DPMixture("gibbs", base_concentration=params["base"],
                           alpha_prior=(params["alpha_shape"], params["alpha_rate"]),
                           initial_components=params["initial_components"], init="random",
-                          max_iter=_PILOT_ITER, split_merge=_PILOT_SPLIT_MERGE,
+                          max_iter=_PILOT_ITER,
+                          split_merge=min(_PILOT_SPLIT_MERGE, X_pilot.shape[0]),
                           n_jobs=params["n_jobs"],
                           random_state=substream(self.random_state_, _INIT, 3)).fit(X_pilot)
         self.theta_, self.sticks_, self.alpha_ = pilot.theta_, pilot.sticks_, pilot.alpha_

@@ -158,13 +158,19 @@ def _weighted_rows(w, X):
 
 
 class _GLM:
-    """Per-datum gradients of the form w_i(theta) x_i, with the weights from ``_weights``."""
+    """Per-datum gradients of the form w_i(theta) x_i, with the weights from ``_weights``, and
+    Hessians -c_i(theta) x_i x_i^T, with the curvatures from ``_curvatures``."""
 
     def grad_log_lik(self, theta, batch):
         return self._weights(theta, batch)[..., None] * batch[0]
 
     def sum_grad_log_lik(self, theta, batch):
         return _weighted_rows(self._weights(theta, batch), batch[0])
+
+    def hess_log_lik(self, theta, batch):
+        """Per-datum Hessians of log p(x_i | theta): (n, d, d) for theta (d,)."""
+        X = batch[0]
+        return -self._curvatures(theta, batch)[:, None, None] * X[:, :, None] * X[:, None, :]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -191,6 +197,9 @@ class LinearRegressionModel(_GLM, _GaussianPrior, Model):
         # grad log p(y_i | x_i, theta) = noise_precision * (y_i - x_i . theta) x_i
         X, y = batch
         return self.noise_precision * (y - _linear_predictor(theta, X))
+
+    def _curvatures(self, theta, batch):
+        return np.full(batch[0].shape[0], float(self.noise_precision))
 
     def log_lik(self, theta, batch):
         X, y = batch
@@ -229,6 +238,10 @@ class LogisticRegressionModel(_GLM, _GaussianPrior, Model):
         # grad log p(y_i | x_i, theta) = (y_i - sigmoid(x_i . theta)) x_i
         X, y = batch
         return y - expit(_linear_predictor(theta, X))
+
+    def _curvatures(self, theta, batch):
+        p = expit(_linear_predictor(theta, batch[0]))
+        return p * (1 - p)
 
     def log_lik(self, theta, batch):
         X, y = batch

@@ -33,7 +33,7 @@ from .._random import seed_sequence, substream
 from .._validation import check_finite, check_int, check_positive_scalar
 from .centre import find_centre
 from .gradients import draw_indices
-from .models import LinearRegressionModel, LogisticRegressionModel, n_data, take
+from .models import n_data, take
 
 __all__ = ["MultilevelResult", "multilevel_estimate", "level_schedule"]
 
@@ -131,16 +131,10 @@ def _coarse_indices(rng, idx1, idx2, n, replace):
 
 def _per_datum_hessians(model, data, centre):
     """Hessians of log p(x_i | theta) at the centre, (N, d, d): the model's ``hess_log_lik``
-    if it has one, exact for the two GLMs, else central finite differences of
+    if it has one (exact for the regression models), else central finite differences of
     ``grad_log_lik`` (step 1e-5 (1 + |c_j|) per coordinate)."""
-    X = data[0]
     if hasattr(model, "hess_log_lik"):
         return np.asarray(model.hess_log_lik(centre, data), dtype=np.float64)
-    if isinstance(model, LinearRegressionModel):
-        return -model.noise_precision * X[:, :, None] * X[:, None, :]
-    if isinstance(model, LogisticRegressionModel):
-        p = 1.0 / (1.0 + np.exp(-(X @ centre)))
-        return -(p * (1 - p))[:, None, None] * X[:, :, None] * X[:, None, :]
     d = centre.shape[0]
     H = np.empty((n_data(data), d, d))
     for j in range(d):

@@ -11,6 +11,8 @@ Every model in simplexsg, and every peer in the benchmarks, is scored by this on
 """
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -192,7 +194,7 @@ def document_completion_score(topics, doc_topic_prior, X_observed, X_heldout, *,
         d = int(np.searchsorted(X_heldout.indptr, i, side="right") - 1)
         raise ValueError(f"held-out word {X_heldout.indices[i]} of document {d} has probability 0 "
                          f"under the model; smooth the topics (e.g. add the topic-word prior)")
-    loglik = float(X_heldout.data @ np.log(p))
+    loglik = math.fsum(X_heldout.data * np.log(p))     # exactly rounded: any document order
     return CompletionScore(loglik, n_tokens, float(np.exp(-loglik / n_tokens)))
 
 

@@ -110,14 +110,18 @@ class UCIBowCorpus:
             raise ValueError(f"{self.path}: header says NNZ = {self.nnz}, found {count} lines")
 
     def _parse(self, lines, first_line):
-        """Line numbers and (n, 3) int64 triples of the non-blank ``lines``, checked."""
-        numbers = [first_line + i for i, text in enumerate(lines) if text.strip()]
-        texts = [lines[n - first_line] for n in numbers]
+        """Line numbers and (n, 3) int64 triples of the non-blank ``lines``, checked. The
+        common case (no blank line, every line three integers) is one ``np.loadtxt`` call; the
+        line numbers are worked out only when a line is blank or malformed."""
         try:
-            block = np.loadtxt(texts, dtype=np.int64, ndmin=2)
+            block = np.loadtxt(lines, dtype=np.int64, ndmin=2)
         except ValueError:
             block = None
-        if block is None or block.shape != (len(texts), 3):
+        if block is not None and block.shape == (len(lines), 3):
+            numbers = np.arange(first_line, first_line + len(lines))
+        else:
+            numbers = [first_line + i for i, text in enumerate(lines) if text.strip()]
+            texts = [lines[n - first_line] for n in numbers]
             for n, text in zip(numbers, texts):
                 fields = text.split()
                 if len(fields) != 3 or not all(f.lstrip("-").isdigit() for f in fields):

@@ -32,6 +32,8 @@ BASE_TOPICS = np.array([[0.5, 0.1, 0.1, 0.2, 0.1],
                         [0.1, 0.2, 0.5, 0.1, 0.1]])
 PHI = BASE_TOPICS[:, :3]
 K = len(ALPHA)
+#: The kernel's cut-offs of a word's top topics (``_lda_gibbs._top_topics``), for the mirror.
+TOP_CUTS = (1 / 32, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 15 / 16)
 STATES = np.array(list(itertools.product(range(K), repeat=len(WORDS))))   # all K^n assignments
 ONE_HOT = STATES[:, :, None] == np.arange(K)                               # (K^n, n, K)
 N_DK = ONE_HOT.sum(axis=1)                                                  # (K^n, K)
@@ -334,9 +336,10 @@ def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_swe
         for k in range(n_topics):
             cum = cum + float(alpha[k]) * fit[k]
             cdf.append(cum)
-        top = sorted((k for k in range(n_topics) if fit[k] > 0.03125), key=lambda k: -fit[k])
-        eps = max([fit[k] for k in range(n_topics) if k not in top[:32]], default=0.0)
-        tables.append((fit, np.array(cdf), [k for k in top[:32] if fit[k] > eps], eps))
+        cut = next((c for c in TOP_CUTS if sum(f > c for f in fit) <= 32), np.inf)
+        top = sorted((k for k in range(n_topics) if fit[k] > cut), key=lambda k: -fit[k])
+        eps = max([fit[k] for k in range(n_topics) if k not in top], default=0.0)
+        tables.append((fit, np.array(cdf), top, eps))
     n_dk_sum = np.zeros((len(doc_ptr) - 1, n_topics), dtype=np.int64)
     n_wk_sum = np.zeros((len(vocab), n_topics), dtype=np.int64)
     fallbacks = 0
@@ -428,7 +431,7 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_max):
     number of topics crosses it. Word 3 has one top topic and a bound far above its other
     topics (proposals from the document's other tokens mostly rejected). With 40 topics, word
     1 is equally likely under every topic (40 ties: no top topic) and word 2 has 36 topics
-    above the top threshold (more than the 32 kept)."""
+    above the first cut-off, 1/32 (more than 32: its top topics are those past a higher one)."""
     rng = np.random.default_rng(seed)
     X = random_corpus(rng, n_docs=30, n_words=15, n_empty=2)
     doc_ptr, word_ids, vocab = csr_to_tokens(X)

@@ -61,10 +61,29 @@ def test_scir_one_step_moments_are_exact(theta, a, h):
     assert_mean_var(x, *cir_moments(theta, a, h))
 
 
-@pytest.mark.parametrize("theta, a, h", [(1.0, 1.0, 0.1), (0.5, 0.3, 0.5), (3.0, 2.0, 1.0)])
+@pytest.mark.parametrize("theta, a, h", [
+    (1.0, 1.0, 0.1), (0.5, 0.3, 0.5), (3.0, 2.0, 1.0),
+    (0.2, 0.01, 0.5),       # shape < 1, N = 0 and N >= 1 both common
+    (1e-3, 0.05, 1.0),      # N = 0 nearly always: Gamma(a + 1) U^(1/a)
+])
 def test_scir_one_step_law_is_the_cir_transition(theta, a, h):
     x = scir_transition(np.full((20_000, 1), theta), np.full((20_000, 1), a), h, 7).ravel()
     assert stats.kstest(x, lambda v: one_step_cdf(v, theta, a, h)).pvalue > 1e-4
+
+
+def test_scir_one_step_law_below_the_floor():
+    """Shape 0.002 from 0 (no Poisson part): a quarter of the draws c Gamma(a) lie below DBL_MIN
+    (computed in log space, then floored). The floored fraction is the exact probability within
+    5 standard errors, and the draws above the floor follow the exact conditional law."""
+    a, h, n = 0.002, 0.5, 20_000
+    c = -np.expm1(-h)
+    x = scir_transition(np.zeros((n, 1)), np.full((n, 1), a), h, 12).ravel()
+    p_floor = stats.gamma.cdf(FLOOR / c, a)
+    floored = np.mean(x <= FLOOR)
+    assert abs(floored - p_floor) < 5 * np.sqrt(p_floor * (1 - p_floor) / n)
+    above = x[x > FLOOR]
+    conditional = stats.gamma(a, scale=c)
+    assert stats.kstest(above, lambda v: (conditional.cdf(v) - p_floor) / (1 - p_floor)).pvalue > 1e-4
 
 
 @pytest.mark.parametrize("a", [0.1, 2.0, 50.0])

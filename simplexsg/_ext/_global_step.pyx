@@ -134,7 +134,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
     cdef double* sample = NULL
     cdef double* mean = NULL
     cdef double* local
-    cdef double est_total, total
+    cdef double est_total, total, top
     cdef real* dummy = NULL
     cdef int out_of_memory = 0, too_small = 0
     cdef int* failed = &out_of_memory
@@ -153,13 +153,15 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
             if row_theta == NULL:
                 continue
             est_total = 0.0
+            top = 0.0
             for j in range(W):
                 row_theta[j] = theta[k, j]
+                top = max(top, row_theta[j])
                 shape[j] = beta
             for e in range(est_ptr[k], est_ptr[k + 1]):
                 shape[est_word[e]] = beta + est_value[e]
                 est_total = est_total + est_value[e]
-            if check_rate:                  # only shapes below 1 draw a Poisson
+            if check_rate and top > largest:    # only shapes below 1 draw a Poisson
                 for j in range(W):
                     if shape[j] < 1.0 and row_theta[j] > largest:
                         rate_failed[0] = 1
@@ -180,12 +182,10 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
             for j in range(W):
                 theta_out[k, j] = _store(sample[j], dummy)
                 local_out[k, j] = _store(local[j] / total, dummy)
-            if averaging:
-                if accumulate:
-                    for j in range(W):
+                if averaging:
+                    if accumulate:
                         average_out[k, j] = average_in[k, j] + local_out[k, j]
-                else:
-                    for j in range(W):
+                    else:
                         average_out[k, j] = local_out[k, j]
         free(row_theta)
     if out_of_memory:

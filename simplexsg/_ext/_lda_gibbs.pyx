@@ -18,7 +18,8 @@ where the average is not, e.g. for the likelihood of alpha).
 
 Each draw is exact: a draw from the conditional above, not a Metropolis-Hastings move. Let
 ``f_k = phi[k, w] / max_j phi[j, w]`` (so f_k <= 1), n_k = n_dk^{-i}, and split the topics of
-word w into its *top* topics (at most TOP_MAX, those with f_k > TOP_FIT, by decreasing f) and
+word w into its *top* topics (at most TOP_MAX, those with f_k above a cut-off, 1/32 unless
+more than TOP_MAX pass it, by decreasing f: ``_top_topics``) and
 the rest, whose largest f is ``eps_w``. The unnormalised conditional ``(alpha_k + n_k) f_k`` is
 bounded by the envelope
 
@@ -48,6 +49,7 @@ Documents are independent given the topics. Document d draws only from its own b
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.
 """
 from cython.parallel cimport parallel, prange, threadid
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uintptr_t
 from libc.stdlib cimport free, malloc, qsort
 from numpy.random cimport bitgen_t
@@ -62,7 +64,9 @@ cdef enum:
     TOP_MAX = 32         # top topics kept per word
     DIRECT_MAX = 24      # default: a document using at most this many topics: direct draws
     WORD_BLOCK = 64      # words whose columns are gathered together
-cdef double TOP_FIT = 0.03125   # f_k above which a topic is a top topic (if TOP_MAX allows)
+    N_TOP_CUTS = 6       # cut-offs of the top topics, below
+#: A word's top topics are those past the first of these f_k that at most TOP_MAX topics pass.
+cdef double[N_TOP_CUTS] TOP_CUTS = [1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 3.0 / 4, 15.0 / 16]
 
 
 cdef struct WordTable:
@@ -248,29 +252,44 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
 
 
 cdef void _top_topics(const double* fit, Py_ssize_t n_topics, WordTable* word) noexcept nogil:
-    """The top topics of a word and ``eps`` from its f_k in ``fit`` (max 1): those with
-    f_k > TOP_FIT, or the TOP_MAX largest when more pass; ``eps`` is the largest f_k of the
-    others, and the list holds exactly the topics with f_k > eps (ties at eps stay out)."""
+    """The top topics of a word and ``eps`` from its f_k in ``fit`` (max 1): those with f_k
+    above the first cut-off of TOP_CUTS that at most TOP_MAX topics pass (none when more than
+    TOP_MAX pass every cut-off: the word is about as likely under many topics), by decreasing
+    f_k (ties in topic order); ``eps`` is the largest f_k of the others, so every top topic
+    has f_k > eps. O(n_topics): one pass counts the topics past each cut-off, one collects
+    those past the chosen one, then the few collected are sorted."""
     cdef Py_ssize_t k, j, n = 0
-    cdef double f, eps = 0.0
-    for k in range(n_topics):           # insertion into the sorted top list, largest first
+    cdef Py_ssize_t n0 = 0, n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0   # past each cut-off
+    cdef double f, cut, eps = 0.0
+    cdef int32_t top[TOP_MAX]
+    cdef double top_fit[TOP_MAX]
+    for k in range(n_topics):           # separate counters, so that the loop vectorises
         f = fit[k]
-        if f > TOP_FIT and (n < TOP_MAX or f > word.top_fit[n - 1]):
-            if n == TOP_MAX:            # the smallest top topic drops out
-                eps = max(eps, word.top_fit[n - 1])
-                n -= 1
+        n0 += f > TOP_CUTS[0]
+        n1 += f > TOP_CUTS[1]
+        n2 += f > TOP_CUTS[2]
+        n3 += f > TOP_CUTS[3]
+        n4 += f > TOP_CUTS[4]
+        n5 += f > TOP_CUTS[5]
+    cut = (TOP_CUTS[0] if n0 <= TOP_MAX else TOP_CUTS[1] if n1 <= TOP_MAX
+           else TOP_CUTS[2] if n2 <= TOP_MAX else TOP_CUTS[3] if n3 <= TOP_MAX
+           else TOP_CUTS[4] if n4 <= TOP_MAX else TOP_CUTS[5] if n5 <= TOP_MAX else INFINITY)
+    for k in range(n_topics):
+        f = fit[k]
+        if f > cut:                     # insertion into the sorted top list, largest first
             j = n
-            while j > 0 and word.top_fit[j - 1] < f:
-                word.top_fit[j] = word.top_fit[j - 1]
-                word.top[j] = word.top[j - 1]
+            while j > 0 and top_fit[j - 1] < f:
+                top_fit[j] = top_fit[j - 1]
+                top[j] = top[j - 1]
                 j -= 1
-            word.top_fit[j] = f
-            word.top[j] = <int32_t> k
+            top_fit[j] = f
+            top[j] = <int32_t> k
             n += 1
-        else:
-            eps = max(eps, f)
-    while n > 0 and not word.top_fit[n - 1] > eps:      # ties with a dropped topic
-        n -= 1
+        elif f > eps:
+            eps = f
+    for j in range(n):
+        word.top[j] = top[j]
+        word.top_fit[j] = top_fit[j]
     word.n_top = <int32_t> n
     word.eps = eps
 

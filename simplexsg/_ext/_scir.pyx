@@ -5,10 +5,15 @@ The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(
 
 * shape a >= 1: ``c * (Gamma(a - 1/2) + (Z + sqrt(2 lam))^2 / 2)``, Z ~ N(0, 1)
   (ncx2(df) = chi2(df - 1) + (Z + sqrt(nonc))^2 for df > 1, as numpy does);
-* shape a < 1: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``, the gamma drawn in log space when
-  its shape is below 1, ``log G = log Gamma(s + 1) + log(U) / s``, so that it cannot underflow
-  before we decide what to do with it (log(U) drawn as minus an exponential; the Poisson by
-  its first arrival time, ``_poisson``).
+* shape a < 1: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``. The Poisson is drawn by its
+  first arrival time E ~ Exp(1) (``N = 0`` when ``E > lam``, otherwise 1 plus a Poisson of
+  ``lam - E``). When N = 0, ``E - lam`` is again Exp(1) and independent of the event
+  (memorylessness), and it supplies the gamma's power of a uniform:
+  ``Gamma(a) = Gamma(a + 1) * U^(1/a)`` with ``log U = -(E - lam)``, the gamma of shape in
+  [1, 2) drawn by Marsaglia and Tsang's method with its constants computed once per shape. A
+  value that would underflow is kept in log space until the row is finished (below). A word
+  with no counts (a = beta, the common case) so costs one exponential, one normal, one
+  uniform and one ``exp``.
 
 Tiny values, per row (the last axis is the simplex):
 
@@ -41,23 +46,33 @@ cdef double ROW_CEILING_C = ROW_CEILING
 cdef double LOG_FLOOR = log(DBL_MIN)
 
 
-cdef inline double _log_standard_gamma(bitgen_t* rng, double shape) noexcept nogil:
-    """log of a Gamma(shape, 1) draw, accurate for tiny shapes: for shape < 1,
-    ``log Gamma(shape + 1) + log(U) / shape`` with ``log(U) = -E``, E ~ Exp(1)."""
-    if shape >= 1.0:
-        return log(random_standard_gamma(rng, shape))
-    return log(random_standard_gamma(rng, shape + 1.0)) - random_standard_exponential(rng) / shape
+cdef struct GammaConstants:
+    double shape               # the Gamma shape (>= 1) the constants are for
+    double d                   # shape - 1/3
+    double cc                  # 1 / sqrt(9 d)
 
 
-cdef inline double _poisson(bitgen_t* rng, double lam) noexcept nogil:
-    """A Poisson(lam) draw. The first arrival of a unit-rate Poisson process, E ~ Exp(1), comes
-    after lam with probability e^-lam (the draw is then 0); otherwise the count is 1 plus a
-    Poisson(lam - E) (memorylessness). Cheaper than numpy's for the tiny rates of words with
-    no counts, and exact."""
-    cdef double first = random_standard_exponential(rng)
-    if first > lam:
-        return 0.0
-    return 1.0 + <double> random_poisson(rng, lam - first)
+cdef inline void _set_gamma_shape(GammaConstants* g, double shape) noexcept nogil:
+    g.shape = shape
+    g.d = shape - 1.0 / 3.0
+    g.cc = 1.0 / sqrt(9.0 * g.d)
+
+
+cdef inline double _standard_gamma(bitgen_t* rng, const GammaConstants* g) noexcept nogil:
+    """A Gamma(g.shape, 1) draw, shape >= 1: Marsaglia and Tsang (2000), as numpy's
+    ``random_standard_gamma`` but with the constants precomputed."""
+    cdef double x, v, u
+    while True:
+        x = random_standard_normal(rng)
+        v = 1.0 + g.cc * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = rng.next_double(rng.state)
+        if u < 1.0 - 0.0331 * (x * x) * (x * x):
+            return g.d * v
+        if log(u) < 0.5 * x * x + g.d * (1.0 - v + log(v)):
+            return g.d * v
 
 
 cdef inline void _finish_row(double* row, Py_ssize_t d, double log_top) noexcept nogil:
@@ -81,18 +96,35 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
     """One SCIR step of one row (one simplex) of ``d`` coordinates, drawing from ``rng``;
     ``c = 1 - e^-h``, ``rate = e^-h / c``, ``log_c = log(c)``."""
     cdef Py_ssize_t j
-    cdef double a, v, z
+    cdef double a, g, v, z, lam, first, log_v
     cdef double top = 0.0                       # largest value stored as is
     cdef double log_top_tiny = -INFINITY        # largest log stored as a negative
+    cdef GammaConstants small                   # for Gamma(a + 1) of the last a < 1 seen
+    small.shape = -1.0
     for j in range(d):
         a = shape[j]
+        log_v = 0.0                             # log of the value when it is v * e^log_v
         if a >= 1.0:
             z = random_standard_normal(rng) + sqrt(2.0 * theta[j] * rate)
             v = c * (random_standard_gamma(rng, a - 0.5) + 0.5 * z * z)
         else:
-            v = log_c + _log_standard_gamma(rng, a + _poisson(rng, theta[j] * rate))
+            lam = theta[j] * rate
+            first = random_standard_exponential(rng)
+            if first > lam:                     # N = 0: c Gamma(a + 1) U^(1/a)
+                if small.shape != a + 1.0:
+                    _set_gamma_shape(&small, a + 1.0)
+                v = c * _standard_gamma(rng, &small)
+                log_v = -(first - lam) / a      # -inf for a subnormal a: handled below
+                if log_v > -600.0:
+                    v *= exp(log_v)
+                    log_v = 0.0
+            else:                               # N >= 1: shape a + N >= 1
+                v = c * random_standard_gamma(
+                    rng, a + 1.0 + <double> random_poisson(rng, lam - first))
+        if log_v != 0.0 or v < DBL_MIN:
+            v = log(v) + log_v if v > 0 else LOG_FLOOR
             if v <= LOG_FLOOR:
-                v = max(v, -1e308)              # -E / shape overflows for a subnormal shape
+                v = max(v, -1e308)
                 out[j] = v
                 log_top_tiny = max(log_top_tiny, v)
                 continue

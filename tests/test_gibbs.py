@@ -430,8 +430,9 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_max):
     ``direct_max`` -1 forces rejection, else documents switch between the two ways as their
     number of topics crosses it. Word 3 has one top topic and a bound far above its other
     topics (proposals from the document's other tokens mostly rejected). With 40 topics, word
-    1 is equally likely under every topic (40 ties: no top topic) and word 2 has 36 topics
-    above the first cut-off, 1/32 (more than 32: its top topics are those past a higher one)."""
+    1 is equally likely under every topic (40 ties: no top topic), word 2 has 36 topics
+    above the first cut-off, 1/32 (more than 32: its top topics are those past a higher one),
+    and word 4 has 40 within 4% of its largest (more than 32 past every cut-off: none)."""
     rng = np.random.default_rng(seed)
     X = random_corpus(rng, n_docs=30, n_words=15, n_empty=2)
     doc_ptr, word_ids, vocab = csr_to_tokens(X)
@@ -442,6 +443,7 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_max):
     if n_topics == 40:
         phi[:, vocab[1]] = 0.01
         phi[:36, vocab[2]] = rng.uniform(0.1, 0.2, 36)
+        phi[:, vocab[4]] = rng.uniform(0.0096, 0.01, 40)     # flat: no top topics
     alpha = rng.uniform(0.01, 2.0, n_topics)
     n_dk_sum = np.empty((len(doc_ptr) - 1, n_topics), dtype=np.int64)
     gens = pcg64_streams(seed, len(doc_ptr) - 1)

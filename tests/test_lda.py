@@ -314,9 +314,7 @@ def test_a_stream_in_file_order_fits_like_partial_fit_and_a_corpus_sized_buffer_
     # numbers documents by running position, as the file order does). A buffer that never
     # fills before the pass ends (D < shuffle_buffer + batch_size; the default, 4 minibatches
     # = 200 here, with D = 200): the whole corpus is permuted by the pass's stream, as fit on
-    # the matrix does, so the fit equals the matrix's. ``burn_in`` is given: without it fit
-    # averages the second half of the steps of a corpus of known size, but uses the doubling
-    # rule (``simplexsg.averaging``) for a stream without len() and for partial_fit.
+    # the matrix does, so the fit equals the matrix's.
     X_train = synthetic[0][:200]
     stream, vocabulary = Stream(bag_of_words(X_train)), dict.fromkeys(range(300))
     params = dict(n_components=5, burn_in=4, learn_doc_topic_prior=learn_alpha, random_state=0)
@@ -363,9 +361,9 @@ def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypat
     # fit's minibatches: each pass, a permutation of the documents seeded by random_state and
     # the pass number, cut into batch_size chunks (the last one smaller: 600 = 9 x 64 + 24),
     # each chunk's rows sorted. Read here from fit itself (``simplexsg.lda.training.minibatches``).
-    # partial_fit on the same chunks, with the same random_state, total_samples = the corpus
-    # size (the counts' scaling D / batch) and burn_in = fit's (fit's default averages the
-    # second half of its steps; partial_fit's default is the doubling rule) is the same chain.
+    # partial_fit on the same chunks, with the same random_state and total_samples = the
+    # corpus size (the counts' scaling D / batch) is the same chain, with the same average
+    # (both default to the doubling rule of ``simplexsg.averaging``).
     X_train, X_test, _ = synthetic
     fitted, batches = fit_recording_minibatches(
         monkeypatch, SCIRLDA(5, batch_size=batch_size, max_iter=3, random_state=7), X_train)
@@ -377,7 +375,7 @@ def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypat
         assert all(np.all(np.diff(chunk) > 0) for chunk in chunks)
     assert (batch_size == 600) == all(np.array_equal(c, np.arange(600)) for c in batches)
 
-    online = SCIRLDA(5, total_samples=600, burn_in=fitted.burn_in_, random_state=7)
+    online = SCIRLDA(5, total_samples=600, random_state=7)
     for indices in batches:
         online.partial_fit(X_train[indices])
     assert (online.n_batch_iter_, online.n_documents_seen_) == (fitted.n_batch_iter_,
@@ -401,7 +399,7 @@ def test_partial_fit_over_the_minibatches_of_fit_equals_fit_learning_alpha(
     params = dict(learn_doc_topic_prior=True, random_state=7)
     fitted, batches = fit_recording_minibatches(
         monkeypatch, SCIRLDA(5, batch_size=batch_size, max_iter=3, **params), X_train)
-    online = SCIRLDA(5, total_samples=200, burn_in=fitted.burn_in_, **params)
+    online = SCIRLDA(5, total_samples=200, **params)
     for indices in batches:
         online.partial_fit(X_train[indices])
     np.testing.assert_array_equal(online.doc_topic_prior_samples_,

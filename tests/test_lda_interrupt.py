@@ -147,7 +147,9 @@ def test_warm_start_after_a_finished_fit_continues_the_chain(corpus):
     steps, state = first.n_batch_iter_, first.topic_state_
     first.set_params(warm_start=True).fit(corpus)
     assert first.n_batch_iter_ == 2 * steps and first.n_iter_ == 3
-    assert first.burn_in_ == steps + steps // 2            # this fit's half
+    # a new average under the doubling rule of the whole chain's steps (from 8 on at 18
+    # steps): every step of this fit is averaged, none of the first fit's
+    assert first.burn_in_ == steps
     assert not np.array_equal(first.topic_state_, state)
     fresh = SCIRLDA(4, max_iter=3, random_state=4).fit(corpus)
     assert not np.array_equal(first.components_, fresh.components_)
@@ -176,3 +178,19 @@ def test_atomic_dump_keeps_the_previous_file_when_writing_fails(tmp_path):
         atomic_dump({"f": lambda: None}, path)               # lambdas do not pickle
     assert joblib.load(path) == {"a": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["model.joblib"]
+
+
+def test_a_shorter_fit_is_the_prefix_of_a_longer_one(corpus, monkeypatch):
+    """Under the default average (the doubling rule), nothing in a fit depends on how many
+    passes it will make: ``max_iter=2`` gives exactly the model a 5-pass fit holds after its
+    second pass (here: interrupted there), so a longer fit's intermediate states are what a
+    user gets by asking for fewer passes (or a ``max_time``)."""
+    short = SCIRLDA(4, max_iter=2, random_state=5).fit(corpus)
+    monkeypatch.setattr(training, "step_topics",
+                        StopAfterCall(training.step_topics, short.n_batch_iter_ + 1))
+    longer = SCIRLDA(4, max_iter=5, random_state=5)
+    with pytest.raises(KeyboardInterrupt):
+        longer.fit(corpus)
+    assert longer.n_batch_iter_ == short.n_batch_iter_ and longer.burn_in_ == short.burn_in_
+    np.testing.assert_array_equal(longer.components_, short.components_)
+    np.testing.assert_array_equal(longer.topic_state_, short.topic_state_)

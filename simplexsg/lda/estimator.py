@@ -73,8 +73,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         over "the second half of the steps" (the default before): the same final perplexity
         on 29 rows of ``benchmarks/lda_study.py`` (lee, reuters, parlspeech_en, wiki: median
         ratio 1.000, range 0.986-1.006), and on 10^5 streamed documents
-        (``benchmarks/lda_scale.py``) tomotopy's 100-iteration perplexity after one pass (8 s)
-        instead of eleven (97 s), as a fit stopped early by ``max_time`` or ``tol`` shows.
+        (``benchmarks/lda_scale.py``, one thread) tomotopy's 100-iteration perplexity after
+        about one pass (11 s) instead of eleven (97 s).
     total_samples : int, default None
         Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
         trains on; for a first ``partial_fit``, 10^6 with a warning (scikit-learn's default).

@@ -47,6 +47,14 @@ def submit_shard(client, function, *args, slot):
     return client.submit(function, *args, workers=[slot], allow_other_workers=True, pure=False)
 
 
+def map_shares(client, function, shares):
+    """``function(shard, local rows)`` for each share of ``ShardedCorpus.shares``, run where
+    the shard lives, gathered in share order (a step's first round trip: the columns each
+    share needs)."""
+    return client.gather([client.submit(function, shard, rows, pure=False)
+                          for shard, rows, _ in shares])
+
+
 def tree_sum(client, add, parts):
     """The future of ``add`` folded over the futures ``parts`` in order, by pairs of neighbours
     (``add(a, b)``: ``a`` comes before ``b``), each sum a task on the workers."""

@@ -1,7 +1,6 @@
 """DPMixture on a Dask cluster (``simplexsg.dpmixture.distributed``): the fit equals the
 in-process one bit for bit, a killed worker changes nothing, and an iteration moves the
 ``log phi`` columns of the minibatch's features, not J x d."""
-import os
 import pickle
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 distributed = pytest.importorskip("distributed")
-import dask  # noqa: E402  (after the skip: dask comes with distributed)
+from dask_faults import fail_at, kill_a_worker_at, local_client  # noqa: E402
 
 from simplexsg import DPMixture  # noqa: E402
 from simplexsg import _dask as dask_shards  # noqa: E402
@@ -22,12 +21,7 @@ STATE = ("theta_", "sticks_", "alpha_", "labels_", "n_iter_", "weights_", "compo
 
 @pytest.fixture(scope="module")
 def client():
-    # the Active Memory Manager would be harmless, but it is not what the tests are about
-    with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
-        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      host="127.0.0.1", dashboard_address=None) as cluster:
-            with distributed.Client(cluster) as client:
-                yield client
+    yield from local_client()
 
 
 @pytest.fixture(scope="module")
@@ -98,16 +92,7 @@ def test_an_iteration_sends_the_columns_of_the_minibatchs_features_not_j_x_d(cli
 def test_a_worker_killed_mid_fit_changes_nothing(client, X, monkeypatch):
     params = dict(sampler="scir", init="random", batch_size=40, max_iter=6, random_state=2)
     expected = DPMixture(**params).fit(X)
-    killed = []
-
-    def gather_after_a_kill(self, future):
-        if len(self.traffic) == 2:             # the third iteration, its tasks submitted
-            worker = sorted(self.client.nthreads())[0]
-            self.client.run(os._exit, 1, workers=[worker], on_error="ignore")
-            killed.append(worker)
-        return future.result()
-
-    monkeypatch.setattr(dask_dp.DaskExecutor, "_gather", gather_after_a_kill)
+    killed = kill_a_worker_at(monkeypatch, dask_dp.DaskExecutor, 2)   # as the next step starts
     remote = DPMixture(client=client, **params).fit(X)
     assert killed and killed[0] not in client.nthreads()
     assert_same_fit(expected, remote)
@@ -118,19 +103,12 @@ def test_a_fit_stopped_by_a_failing_iteration_resumes_to_the_same_model(client, 
                                                                         monkeypatch):
     params = dict(sampler="sgrld", init="random", batch_size=40, max_iter=6, random_state=4)
     expected = DPMixture(**params).fit(X)
-    original = dask_dp.DaskExecutor._gather
-
-    def fail_at_the_fourth_iteration(self, future):
-        if len(self.traffic) == 3:
-            raise distributed.KilledWorker("allocation", "tcp://127.0.0.1:1", 3)
-        return original(self, future)
-
-    monkeypatch.setattr(dask_dp.DaskExecutor, "_gather", fail_at_the_fourth_iteration)
+    fail_at(monkeypatch, dask_dp.DaskExecutor, 3, "allocation")             # the fourth iteration
     model = DPMixture(client=client, **params)
     with pytest.raises(distributed.KilledWorker):
         model.fit(X)
     assert model.interrupted_ and model.n_iter_ == 3
-    monkeypatch.setattr(dask_dp.DaskExecutor, "_gather", original)
+    monkeypatch.undo()
     assert_same_fit(expected, model.set_params(warm_start=True).fit(X))
 
 

@@ -1,7 +1,6 @@
 """LDA on a Dask cluster (``simplexsg.lda.distributed``): the fit equals the in-process one bit
 for bit, a killed worker changes nothing, and a step moves topic columns of the minibatch's
 words, not K x W."""
-import os
 import pickle
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 distributed = pytest.importorskip("distributed")
-import dask  # noqa: E402  (after the skip: dask comes with distributed)
+from dask_faults import fail_at, kill_a_worker_at, local_client  # noqa: E402
 
 from simplexsg import LDA, SCIRLDA, SGRLDLDA  # noqa: E402
 from simplexsg.datasets import make_lda_corpus, save_uci_bow  # noqa: E402
@@ -20,12 +19,7 @@ K, W = 5, 2000
 
 @pytest.fixture(scope="module")
 def client():
-    # the Active Memory Manager would be harmless, but it is not what the tests are about
-    with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
-        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      host="127.0.0.1", dashboard_address=None) as cluster:
-            with distributed.Client(cluster) as client:
-                yield client
+    yield from local_client()
 
 
 @pytest.fixture(scope="module")
@@ -95,16 +89,7 @@ def test_a_step_sends_the_columns_of_the_minibatchs_words_not_k_x_w(client, corp
 def test_a_worker_killed_mid_fit_changes_nothing(client, corpus, monkeypatch):
     params = dict(n_components=K, batch_size=40, max_iter=2, random_state=2)
     expected = LDA(**params).fit(corpus)
-    killed = []
-
-    def gather_after_a_kill(self, future):
-        if len(self.traffic) == 3:             # the fourth step, its tasks submitted
-            worker = sorted(self.client.nthreads())[0]
-            self.client.run(os._exit, 1, workers=[worker], on_error="ignore")
-            killed.append(worker)
-        return future.result()
-
-    monkeypatch.setattr(dask_lda.DaskExecutor, "_gather", gather_after_a_kill)
+    killed = kill_a_worker_at(monkeypatch, dask_lda.DaskExecutor, 3)   # as the next step starts
     remote = LDA(client=client, **params).fit(corpus)
     assert killed and killed[0] not in client.nthreads()
     assert_same_fit(expected, remote)
@@ -115,19 +100,12 @@ def test_a_fit_stopped_by_a_failing_step_resumes_to_the_same_model(client, corpu
                                                                   monkeypatch):
     params = dict(n_components=K, batch_size=40, max_iter=2, random_state=4)
     expected = LDA(**params).fit(corpus)
-    original = dask_lda.DaskExecutor._gather
-
-    def fail_at_the_fourth_step(self, future):
-        if len(self.traffic) == 3:
-            raise distributed.KilledWorker("step", "tcp://127.0.0.1:1", 3)
-        return original(self, future)
-
-    monkeypatch.setattr(dask_lda.DaskExecutor, "_gather", fail_at_the_fourth_step)
+    fail_at(monkeypatch, dask_lda.DaskExecutor, 3, "step")             # the fourth step
     model = LDA(client=client, **params)
     with pytest.raises(distributed.KilledWorker):
         model.fit(corpus)
     assert model.interrupted_ and model.n_batch_iter_ == 3
-    monkeypatch.setattr(dask_lda.DaskExecutor, "_gather", original)
+    monkeypatch.undo()
     assert_same_fit(expected, model.set_params(warm_start=True).fit(corpus))
 
 

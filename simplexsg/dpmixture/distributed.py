@@ -30,7 +30,7 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._dask import ShardedCorpus, add_coo, nbytes, tree_sum
+from .._dask import ShardedCorpus, add_coo, map_shares, nbytes, tree_sum
 from .estimator import allocate_rows, component_counts
 
 __all__ = ["DaskExecutor", "ShardedCorpus"]
@@ -87,8 +87,7 @@ class DaskExecutor:
         """``allocate_rows`` of the sorted global ``rows`` (n,) on their workers; ``log_slice``
         and ``uniforms`` (n,) in the order of ``rows``. Returns the labels (n,)."""
         client, shares = self.client, self.corpus.shares(np.asarray(rows))
-        features = client.gather([client.submit(_share_features, shard, local, pure=False)
-                                  for shard, local, _ in shares])
+        features = map_shares(client, _share_features, shares)
         log_w = np.ascontiguousarray(log_w, dtype=np.float64)
         parts, sent = [], 0
         for (shard, local, first), cols in zip(shares, features):

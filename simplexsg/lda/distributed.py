@@ -36,7 +36,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import metrics
-from .._dask import ShardedCorpus, add_coo, nbytes, submit_shard, tree_sum, worker_slots
+from .._dask import (ShardedCorpus, add_coo, map_shares, nbytes, submit_shard, tree_sum,
+                     worker_slots)
 from .._random import content_ids, document_streams
 from ..corpus import check_counts
 from ..gibbs import csr_to_tokens, sweep_tokens
@@ -176,8 +177,7 @@ class DaskExecutor:
         if assignments is not None:
             raise ValueError("a DaskExecutor keeps no per-token assignments")
         client, shares = self.client, self.corpus.shares(np.asarray(batch))
-        vocabularies = client.gather([client.submit(_share_vocabulary, shard, rows, pure=False)
-                                      for shard, rows, _ in shares])
+        vocabularies = map_shares(client, _share_vocabulary, shares)
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         parts, sent = [], 0
         for (shard, rows, first), vocab in zip(shares, vocabularies):

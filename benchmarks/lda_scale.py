@@ -8,7 +8,7 @@ memory. Then, each in its own process so that its peak resident memory
 (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) is its own:
 
 * ``scir``: ``SCIRLDA(n_components=K, topic_word_prior=--beta, random_state=0, n_jobs=n)``
-  for each n of --threads, no other argument, fitted on ``UCIBowCorpus(path)`` (streamed,
+  for each n of --threads, no other argument (unless --scir-params or --passes), fitted on ``UCIBowCorpus(path)`` (streamed,
   constant memory) with
   ``evaluate_every`` giving the held-out perplexity about --evaluations times in the fit
   (the evaluations are not counted in its training seconds);
@@ -88,11 +88,13 @@ def child(args):
         # evaluate about --evaluations times over the default fit (its steps are known once
         # the batch is: STREAM_MAX_BATCH documents, DEFAULT_PASSES passes)
         from simplexsg.lda.defaults import default_batch_size, default_passes
-        steps_per_pass = -(-n_docs // default_batch_size(n_docs, streamed=True))
-        total = steps_per_pass * default_passes(steps_per_pass)
+        params = json.loads(args.scir_params)
+        batch = params.get("batch_size") or default_batch_size(n_docs, streamed=True)
+        steps_per_pass = -(-n_docs // batch)
+        total = steps_per_pass * (args.passes or default_passes(steps_per_pass))
         model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=0,
-                        n_jobs=args.workers,
-                        evaluate_every=max(1, total // args.evaluations))
+                        n_jobs=args.workers, max_iter=args.passes,
+                        evaluate_every=max(1, total // args.evaluations), **params)
         start = time.perf_counter()
         model.fit(corpus, X_heldout=X_test)
         wall = time.perf_counter() - start
@@ -123,7 +125,10 @@ def child(args):
 
 def run_child(args, folder, method, **extra):
     command = [sys.executable, __file__, "--child", method, "--child-folder", str(folder),
-               "--K", str(args.K), "--beta", str(args.beta), "--evaluations", str(args.evaluations)]
+               "--K", str(args.K), "--beta", str(args.beta), "--evaluations", str(args.evaluations),
+               "--scir-params", args.scir_params]
+    if args.passes:
+        command += ["--passes", str(args.passes)]
     for key, value in extra.items():
         command += [f"--{key}", str(value)]
     out = subprocess.run(command, capture_output=True, text=True, check=True,
@@ -148,6 +153,10 @@ def main():
     parser.add_argument("--evaluations", type=int, default=20)
     parser.add_argument("--tomotopy-workers", type=int, nargs="*", default=[1],
                         help="tomotopy's workers (one fit each; none: ours only)")
+    parser.add_argument("--scir-params", default="{}",
+                        help="JSON of SCIRLDA overrides (default: none, the defaults)")
+    parser.add_argument("--passes", type=int,
+                        help="SCIRLDA's max_iter (default: None, the default passes)")
     parser.add_argument("--workdir", default="/tmp/lda_scale")
     parser.add_argument("--out", default="benchmarks/results/lda_scale.json")
     parser.add_argument("--child", choices=["scir", "tomotopy"], help=argparse.SUPPRESS)

@@ -1,0 +1,152 @@
+"""Paired checks of SCIRLDA's training defaults: each lever (a set of overrides) against the
+defaults on the same corpus, K, beta and seed, by held-out perplexity and training time.
+
+``lda_study.py`` compares the defaults with the peers; this asks whether another setting of
+ours would have been better, on the study's corpora (``--corpora tuning`` by default: the ones
+the defaults may be chosen on), its grid of K and beta (``lda_study.K_SMALL`` / ``K_LARGE``
+by corpus size, beta in {0.01, 0.1}, alpha 0.1) and its evaluator (document completion with
+the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
+
+* ``step4``, ``step8``: a larger SCIR step size (4 or 8 instead of 2.0): the topics forget the
+  previous minibatches faster (e^-h = 0.02, 3e-4);
+* ``sweeps4x30``, ``sweeps3x40``: fewer local sweeps per visit and more passes, about the
+  same number of sweeps per token as the default 6 x 20;
+* ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
+* ``batch10_matched``: the same with the step shrunk so that the minibatch noise the topics
+  carry stays that of the default three steps per pass (``noise_matched``).
+
+Reported per lever: the median, smallest and largest ratio of its perplexity (and time) to the
+defaults' over the rows (corpus, K, beta, seed), and how many rows it makes more than 1% worse.
+
+    SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_levers.py --corpora tuning \\
+        --out benchmarks/results/lda_levers.json
+    python benchmarks/lda_levers.py --summary-only benchmarks/results/lda_levers*.json
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import time
+
+from threadpoolctl import threadpool_limits
+
+from simplexsg import SCIRLDA
+from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS
+from simplexsg.metrics import fixed_point_fold_in
+
+from _common import completion_perplexity, write_results
+from lda_study import (ALPHA, BETAS, K_LARGE, K_SMALL, LARGE_TOKENS, corpus_names, corpus_stats,
+                       load_corpus)
+
+
+def noise_matched(steps_per_pass):
+    """Step size and offset for ``steps_per_pass`` steps a pass that keep the default's noise.
+
+    A step's counts are scaled by D / batch = S (steps per pass), so the minibatch noise they
+    add to the topics has variance proportional to S, and the SCIR step (an AR(1) with
+    coefficient e^-h over steps) keeps a fraction (1 - e^-h) / (1 + e^-h) = tanh(h / 2) of it:
+    S tanh(h / 2) is held at the default's value (S = 3, h = 2), and the offset is scaled so
+    that the schedule decays over the same number of passes."""
+    scir = SAMPLER_DEFAULTS["scir"]
+    ratio = STEPS_PER_PASS / steps_per_pass * math.tanh(scir["step_size"] / 2)
+    return dict(step_size=2 * math.atanh(ratio),
+                step_offset=scir["step_offset"] * steps_per_pass / STEPS_PER_PASS)
+
+
+#: name -> overrides of the defaults; "steps_per_pass" S sets batch_size = ceil(D / S).
+LEVERS = {
+    "step4": dict(step_size=4.0),
+    "step8": dict(step_size=8.0),
+    "sweeps4x30": dict(n_gibbs=4, gibbs_burn_in=1, max_iter=30),
+    "sweeps3x40": dict(n_gibbs=3, gibbs_burn_in=1, max_iter=40),
+    "batch10": dict(steps_per_pass=10),
+    "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),
+}
+
+
+def fit_and_score(overrides, X, K, beta, seed, score):
+    """(perplexity, training seconds) of ``SCIRLDA`` with the defaults plus ``overrides``."""
+    settings = dict(overrides)
+    steps = settings.pop("steps_per_pass", None)
+    if steps is not None:
+        settings["batch_size"] = -(-X.shape[0] // steps)
+    model = SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
+                    random_state=seed, n_jobs=1, **settings)
+    start = time.perf_counter()
+    model.fit(X)
+    return float(score(model.components_, ALPHA)), time.perf_counter() - start
+
+
+def summarise(rows, levers):
+    """Per lever: ratios to the defaults' perplexity and time over the paired rows."""
+    base = {(r["corpus"], r["K"], r["beta"], r["seed"]): r for r in rows if r["lever"] == "default"}
+    summary = {}
+    for lever in levers:
+        pairs = [(r, base[key]) for r in rows if r["lever"] == lever
+                 and (key := (r["corpus"], r["K"], r["beta"], r["seed"])) in base]
+        if not pairs:
+            continue
+        ppl = [r["perplexity"] / b["perplexity"] for r, b in pairs]
+        secs = [r["seconds"] / b["seconds"] for r, b in pairs]
+        summary[lever] = dict(rows=len(pairs), median=statistics.median(ppl), min=min(ppl),
+                              max=max(ppl), worse_1pct=sum(p > 1.01 for p in ppl),
+                              better_1pct=sum(p < 0.99 for p in ppl),
+                              time_median=statistics.median(secs))
+    return summary
+
+
+def print_summary(summary):
+    print(f"{'lever':<18}{'rows':>5}{'median':>8}{'min':>8}{'max':>8}{'>1% worse':>11}"
+          f"{'>1% better':>12}{'time':>7}")
+    for lever, s in summary.items():
+        print(f"{lever:<18}{s['rows']:>5}{s['median']:>8.3f}{s['min']:>8.3f}{s['max']:>8.3f}"
+              f"{s['worse_1pct']:>11}{s['better_1pct']:>12}{s['time_median']:>7.2f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", nargs="+", default=["tuning"],
+                        help="names, or tuning / heldout / all")
+    parser.add_argument("--levers", nargs="+", choices=sorted(LEVERS), default=list(LEVERS))
+    parser.add_argument("--seeds", type=int, default=2, help="seeds 0, ..., N - 1")
+    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
+                        help="folder holding corpora/ (default $SIMPLEXSG_DATA)")
+    parser.add_argument("--out", default="benchmarks/results/lda_levers.json")
+    parser.add_argument("--summary-only", metavar="PATH", nargs="+",
+                        help="print the summary of earlier runs (their rows pooled) and exit")
+    args = parser.parse_args()
+    if args.summary_only:
+        runs = [json.loads(open(path).read()) for path in args.summary_only]
+        levers = list(dict.fromkeys(lever for run in runs for lever in run["levers"]))
+        print_summary(summarise([row for run in runs for row in run["rows"]], levers))
+        return
+    results = dict(settings=vars(args), levers={name: LEVERS[name] for name in args.levers},
+                   corpora={}, skipped={}, rows=[], summary={})
+    with threadpool_limits(1):
+        for name in corpus_names(args.corpora):
+            try:
+                X_train, X_test = load_corpus(name, args.data)
+            except FileNotFoundError as exc:
+                print(f"skipping {name}: {exc}", flush=True)
+                results["skipped"][name] = str(exc)
+                continue
+            stats = results["corpora"][name] = corpus_stats(name, X_train, X_test)
+            score = completion_perplexity(X_test, fold_in=fixed_point_fold_in)
+            for K in K_SMALL if stats["train_tokens"] < LARGE_TOKENS else K_LARGE:
+                for beta in BETAS:
+                    for seed in range(args.seeds):
+                        for lever in ["default", *args.levers]:
+                            perplexity, seconds = fit_and_score(
+                                LEVERS.get(lever, {}), X_train, K, beta, seed, score)
+                            results["rows"].append(dict(corpus=name, K=K, beta=beta, seed=seed,
+                                                        lever=lever, perplexity=perplexity,
+                                                        seconds=seconds))
+                            print(json.dumps(results["rows"][-1]), flush=True)
+                    results["summary"] = summarise(results["rows"], args.levers)
+                    write_results(results, args.out)
+    print_summary(results["summary"])
+
+
+if __name__ == "__main__":
+    main()

@@ -148,8 +148,8 @@ def main():
     parser.add_argument("--test", type=int, default=1000, help="held-out documents")
     parser.add_argument("--K", type=int, default=100)
     parser.add_argument("--beta", type=float, default=0.1)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2],
-                        help="n_jobs of SCIRLDA (one fit each)")
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2],
+                        help="n_jobs of SCIRLDA (one fit each; none: tomotopy only)")
     parser.add_argument("--evaluations", type=int, default=20)
     parser.add_argument("--tomotopy-workers", type=int, nargs="*", default=[1],
                         help="tomotopy's workers (one fit each; none: ours only)")

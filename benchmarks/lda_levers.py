@@ -33,11 +33,9 @@ from threadpoolctl import threadpool_limits
 
 from simplexsg import SCIRLDA
 from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS
-from simplexsg.metrics import fixed_point_fold_in
 
-from _common import completion_perplexity, write_results
-from lda_study import (ALPHA, BETAS, K_LARGE, K_SMALL, LARGE_TOKENS, corpus_names, corpus_stats,
-                       load_corpus)
+from _common import write_results
+from lda_study import ALPHA, BETAS, corpus_names, study_corpora
 
 
 def noise_matched(steps_per_pass):
@@ -124,16 +122,9 @@ def main():
     results = dict(settings=vars(args), levers={name: LEVERS[name] for name in args.levers},
                    corpora={}, skipped={}, rows=[], summary={})
     with threadpool_limits(1):
-        for name in corpus_names(args.corpora):
-            try:
-                X_train, X_test = load_corpus(name, args.data)
-            except FileNotFoundError as exc:
-                print(f"skipping {name}: {exc}", flush=True)
-                results["skipped"][name] = str(exc)
-                continue
-            stats = results["corpora"][name] = corpus_stats(name, X_train, X_test)
-            score = completion_perplexity(X_test, fold_in=fixed_point_fold_in)
-            for K in K_SMALL if stats["train_tokens"] < LARGE_TOKENS else K_LARGE:
+        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
+                                                        results):
+            for K in grid:
                 for beta in BETAS:
                     for seed in range(args.seeds):
                         for lever in ["default", *args.levers]:

@@ -387,11 +387,13 @@ def header(args):
             "summary": []}
 
 
-def study(args, results):
-    methods = make_methods(args)
-    for name in args.corpora:
+def study_corpora(names, data_dir, results):
+    """Yield ``(name, X_train, score, Ks)`` for each corpus that loads: ``score`` the shared
+    evaluator on its test set, ``Ks`` the grid's K for its size. Each corpus's statistics (or
+    why it was skipped) go to ``results["corpora"]`` (``results["skipped"]``)."""
+    for name in names:
         try:
-            X_train, X_test = load_corpus(name, args.data)
+            X_train, X_test = load_corpus(name, data_dir)
         except FileNotFoundError as exc:
             print(f"skipping {name}: {exc}", flush=True)
             results["skipped"][name] = str(exc)
@@ -399,8 +401,14 @@ def study(args, results):
         stats = results["corpora"][name] = corpus_stats(name, X_train, X_test)
         print(f"{name}: {stats}", flush=True)
         score = completion_perplexity(X_test, fold_in=fixed_point_fold_in)
-        Ks = args.K or (K_SMALL if stats["train_tokens"] < LARGE_TOKENS else K_LARGE)
-        for K in Ks:
+        yield name, X_train, score, (K_SMALL if stats["train_tokens"] < LARGE_TOKENS
+                                     else K_LARGE)
+
+
+def study(args, results):
+    methods = make_methods(args)
+    for name, X_train, score, grid in study_corpora(args.corpora, args.data, results):
+        for K in args.K or grid:
             for beta in args.betas:
                 runs = [run_seed(methods, X_train, K, beta, seed, score, args.peer_time_factor)
                         for seed in range(args.seeds)]

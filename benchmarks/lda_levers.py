@@ -16,7 +16,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   carry stays that of the default three steps per pass (``noise_matched``).
 
 Reported per lever: the median, smallest and largest ratio of its perplexity (and time) to the
-defaults' over the rows (corpus, K, beta, seed), and how many rows it makes more than 1% worse.
+defaults' over the rows (corpus, K, beta, seed), and how many rows it makes more than 1% worse
+or better.
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_levers.py --corpora tuning \\
         --out benchmarks/results/lda_levers.json
@@ -28,6 +29,7 @@ import math
 import os
 import statistics
 import time
+from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
@@ -76,13 +78,18 @@ def fit_and_score(overrides, X, K, beta, seed, score):
     return float(score(model.components_, ALPHA)), time.perf_counter() - start
 
 
+def paired_with(row):
+    """The fit a row is compared with: same corpus, K, beta and seed."""
+    return row["corpus"], row["K"], row["beta"], row["seed"]
+
+
 def summarise(rows, levers):
     """Per lever: ratios to the defaults' perplexity and time over the paired rows."""
-    base = {(r["corpus"], r["K"], r["beta"], r["seed"]): r for r in rows if r["lever"] == "default"}
+    base = {paired_with(r): r for r in rows if r["lever"] == "default"}
     summary = {}
     for lever in levers:
-        pairs = [(r, base[key]) for r in rows if r["lever"] == lever
-                 and (key := (r["corpus"], r["K"], r["beta"], r["seed"])) in base]
+        pairs = [(r, base[paired_with(r)]) for r in rows
+                 if r["lever"] == lever and paired_with(r) in base]
         if not pairs:
             continue
         ppl = [r["perplexity"] / b["perplexity"] for r, b in pairs]
@@ -115,7 +122,7 @@ def main():
                         help="print the summary of earlier runs (their rows pooled) and exit")
     args = parser.parse_args()
     if args.summary_only:
-        runs = [json.loads(open(path).read()) for path in args.summary_only]
+        runs = [json.loads(Path(path).read_text()) for path in args.summary_only]
         levers = list(dict.fromkeys(lever for run in runs for lever in run["levers"]))
         print_summary(summarise([row for run in runs for row in run["rows"]], levers))
         return

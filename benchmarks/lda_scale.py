@@ -8,10 +8,10 @@ memory. Then, each in its own process so that its peak resident memory
 (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) is its own:
 
 * ``scir``: ``SCIRLDA(n_components=K, topic_word_prior=--beta, random_state=0, n_jobs=n)``
-  for each n of --threads, no other argument (unless --scir-params or --passes), fitted on ``UCIBowCorpus(path)`` (streamed,
-  constant memory) with
-  ``evaluate_every`` giving the held-out perplexity about --evaluations times in the fit
-  (the evaluations are not counted in its training seconds);
+  for each n of --threads, no other argument (unless --scir-params or --passes), fitted on
+  ``UCIBowCorpus(path)`` (streamed, constant memory) with ``evaluate_every`` giving the
+  held-out perplexity about --evaluations times in the fit (the evaluations are not counted
+  in its training seconds);
 * ``tomotopy``: the corpus loaded in memory, ``LDAModel`` (alpha 0.1, eta --beta, optimisation
   off), 100 iterations on 1 worker (and on 2 with --tomotopy-workers 1 2), the perplexity
   after 10, 25, 50 and 100 iterations.
@@ -85,8 +85,8 @@ def child(args):
     if args.child == "scir":
         corpus = UCIBowCorpus(folder / "docword.txt")
         n_docs = len(corpus)
-        # evaluate about --evaluations times over the default fit (its steps are known once
-        # the batch is: STREAM_MAX_BATCH documents, DEFAULT_PASSES passes)
+        # evaluate about --evaluations times over the fit: its steps are known once the
+        # batch is (by default STREAM_MAX_BATCH documents) and the passes (DEFAULT_PASSES)
         from simplexsg.lda.defaults import default_batch_size, default_passes
         params = json.loads(args.scir_params)
         batch = params.get("batch_size") or default_batch_size(n_docs, streamed=True)
@@ -125,8 +125,8 @@ def child(args):
 
 def run_child(args, folder, method, **extra):
     command = [sys.executable, __file__, "--child", method, "--child-folder", str(folder),
-               "--K", str(args.K), "--beta", str(args.beta), "--evaluations", str(args.evaluations),
-               "--scir-params", args.scir_params]
+               "--K", str(args.K), "--beta", str(args.beta),
+               "--evaluations", str(args.evaluations), "--scir-params", args.scir_params]
     if args.passes:
         command += ["--passes", str(args.passes)]
     for key, value in extra.items():

@@ -42,6 +42,22 @@ def completion_perplexity(X_test, *, fold_in=None, n_jobs=1):
 SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED = 20_000, 100, 1.1, 0
 
 
+def _draw_synthetic_topics(rng):
+    """The SYNTH_TOPICS true topics (rows, normalised) from ``rng``: Dirichlet(0.05 V z)."""
+    zipf = 1.0 / np.arange(1, SYNTH_WORDS + 1) ** SYNTH_ZIPF
+    topics = rng.gamma(0.05 * SYNTH_WORDS * zipf / zipf.sum(), size=(SYNTH_TOPICS, SYNTH_WORDS))
+    return topics / topics.sum(axis=1, keepdims=True)
+
+
+def synthetic_references(score):
+    """Perplexities that place a fit on ``synthetic_chunks``' corpora, by ``score`` (a
+    ``completion_perplexity``, alpha 0.1): ``true_topics``, the topics the corpus was drawn
+    from (what a fit can approach with enough data); ``unigram``, their average as a single
+    topic (the population's word frequencies: a fit at or above it has found no topics)."""
+    topics = _draw_synthetic_topics(np.random.default_rng(SYNTH_SEED))
+    return {"true_topics": score(topics, 0.1), "unigram": score(topics.mean(axis=0)[None], 0.1)}
+
+
 def synthetic_chunks(n_docs, mean_length, chunk=None):
     """An LDA corpus of ``n_docs`` documents as CSR chunks of ``chunk`` documents (None: one):
     SYNTH_TOPICS topics ~ Dirichlet(0.05 V z), z_w ∝ 1 / (w + 1)^1.1 over V = SYNTH_WORDS
@@ -50,9 +66,7 @@ def synthetic_chunks(n_docs, mean_length, chunk=None):
     draws the topics, then the chunks in order, so a chunk is the same whatever comes after
     it, and one chunk of all the documents is the corpus of benchmarks/lda_study.py."""
     rng = np.random.default_rng(SYNTH_SEED)
-    zipf = 1.0 / np.arange(1, SYNTH_WORDS + 1) ** SYNTH_ZIPF
-    topics = rng.gamma(0.05 * SYNTH_WORDS * zipf / zipf.sum(), size=(SYNTH_TOPICS, SYNTH_WORDS))
-    cdf = np.cumsum(topics / topics.sum(axis=1, keepdims=True), axis=1)
+    cdf = np.cumsum(_draw_synthetic_topics(rng), axis=1)
     chunk = chunk or n_docs
     for start in range(0, n_docs, chunk):
         n = min(chunk, n_docs - start)

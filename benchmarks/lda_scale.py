@@ -21,7 +21,9 @@ with a seed and halved, the first half folded in by 100 Gibbs sweeps, 50 discard
 scored) for both; ours is ``LDA.perplexity`` (the same split; the fold-in's stream is the
 model's, which moves the value by about 0.04%). Reported: peak memory, seconds per document
 seen, and the time the streamed fit takes to reach tomotopy's perplexity after 100 iterations
-against tomotopy's time for them.
+against tomotopy's time for them; and, to place both, the perplexity of the true topics and of
+the unigram model (``synthetic_references``): a fit at or above the unigram's has found no
+topics yet.
 
     python benchmarks/lda_scale.py --sizes 100000 1000000 --workdir /tmp/lda_scale \\
         --out benchmarks/results/lda_scale.json
@@ -39,8 +41,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from _common import completion_perplexity, synthetic_chunks, tomotopy_model, tomotopy_topics
-from _common import write_results
+from _common import completion_perplexity, synthetic_chunks, synthetic_references
+from _common import tomotopy_model, tomotopy_topics, write_results
 
 ALPHA = 0.1
 TOMOTOPY_CHECKPOINTS = (10, 25, 50, 100)
@@ -173,7 +175,12 @@ def main():
         path, tokens = write_corpus(D, args.length, args.test, folder)
         print(f"D={D}: {tokens} tokens in {path} ({time.perf_counter() - start:.0f} s to write)",
               flush=True)
-        entry = dict(documents=D, tokens=tokens, file_mb=path.stat().st_size / 2**20)
+        references = synthetic_references(
+            completion_perplexity(sp.load_npz(folder / "test.npz"), n_jobs=1))
+        print("  references: the true topics {true_topics:.1f}, the unigram model {unigram:.1f}"
+              .format(**references), flush=True)
+        entry = dict(documents=D, tokens=tokens, file_mb=path.stat().st_size / 2**20,
+                     references=references)
         for threads in args.threads:
             ours = entry[f"scir_{threads}"] = run_child(args, folder, "scir", workers=threads)
             print(f"  scir ({threads} thread{'s' * (threads > 1)}): "

@@ -5,7 +5,8 @@ Corpora (each a train/test pair of count matrices): the six of ``$SIMPLEXSG_DATA
 (``--data``; a seeded permutation, seed 0, puts ``min(1000, D // 10)`` documents in the test
 set), ``wiki`` (``load_wiki_sample()``), ``lee`` (gensim's lee_background.cor vectorised here),
 ``reuters`` (``lda.datasets.load_reuters()``) and ``synth1e4`` / ``synth1e5`` (LDA corpora with
-Zipf word frequencies, generated here). TUNING corpora choose the defaults, HELDOUT ones check
+Zipf word frequencies, generated here; their statistics record the perplexity of the true
+topics and of the unigram model, ``synthetic_references``). TUNING corpora choose the defaults, HELDOUT ones check
 them. Grid: K in {20, 50, 100, 200} (only {50, 100} above 300k training tokens), alpha = 0.1,
 beta in {0.01, 0.1}, 2 seeds.
 
@@ -44,8 +45,8 @@ from simplexsg import SCIRLDA, SGRLDLDA
 from simplexsg.datasets import load_uci_bow, load_wiki_sample
 from simplexsg.metrics import fixed_point_fold_in
 
-from _common import (completion_perplexity, synthetic_chunks, tomotopy_model, tomotopy_topics,
-                     write_results)
+from _common import (completion_perplexity, synthetic_chunks, synthetic_references,
+                     tomotopy_model, tomotopy_topics, write_results)
 
 ALPHA, BETAS, SEEDS = 0.1, (0.01, 0.1), 2
 K_SMALL, K_LARGE, LARGE_TOKENS = (20, 50, 100, 200), (50, 100), 300_000  # training tokens
@@ -399,8 +400,10 @@ def study_corpora(names, data_dir, results):
             results["skipped"][name] = str(exc)
             continue
         stats = results["corpora"][name] = corpus_stats(name, X_train, X_test)
-        print(f"{name}: {stats}", flush=True)
         score = completion_perplexity(X_test, fold_in=fixed_point_fold_in)
+        if name in SYNTHETIC:
+            stats["references"] = synthetic_references(score)
+        print(f"{name}: {stats}", flush=True)
         yield name, X_train, score, (K_SMALL if stats["train_tokens"] < LARGE_TOKENS
                                      else K_LARGE)
 

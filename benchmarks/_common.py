@@ -40,33 +40,38 @@ def completion_perplexity(X_test, *, fold_in=None, n_jobs=1):
 
 #: The synthetic LDA corpora: vocabulary, topics, Zipf exponent of the word frequencies, seed.
 SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED = 20_000, 100, 1.1, 0
+#: The topics' Dirichlet concentration per word of the vocabulary (the default corpora's; a
+#: smaller value makes topics that differ in their frequent words too, easier to find).
+SYNTH_CONCENTRATION = 0.05
 
 
-def _draw_synthetic_topics(rng):
-    """The SYNTH_TOPICS true topics (rows, normalised) from ``rng``: Dirichlet(0.05 V z)."""
+def _draw_synthetic_topics(rng, concentration):
+    """The SYNTH_TOPICS true topics (rows, normalised) from ``rng``: Dirichlet(c V z)."""
     zipf = 1.0 / np.arange(1, SYNTH_WORDS + 1) ** SYNTH_ZIPF
-    topics = rng.gamma(0.05 * SYNTH_WORDS * zipf / zipf.sum(), size=(SYNTH_TOPICS, SYNTH_WORDS))
+    topics = rng.gamma(concentration * SYNTH_WORDS * zipf / zipf.sum(),
+                       size=(SYNTH_TOPICS, SYNTH_WORDS))
     return topics / topics.sum(axis=1, keepdims=True)
 
 
-def synthetic_references(score):
+def synthetic_references(score, concentration=SYNTH_CONCENTRATION):
     """Perplexities that place a fit on ``synthetic_chunks``' corpora, by ``score`` (a
     ``completion_perplexity``, alpha 0.1): ``true_topics``, the topics the corpus was drawn
     from (what a fit can approach with enough data); ``unigram``, their average as a single
     topic (the population's word frequencies: a fit at or above it has found no topics)."""
-    topics = _draw_synthetic_topics(np.random.default_rng(SYNTH_SEED))
+    topics = _draw_synthetic_topics(np.random.default_rng(SYNTH_SEED), concentration)
     return {"true_topics": score(topics, 0.1), "unigram": score(topics.mean(axis=0)[None], 0.1)}
 
 
-def synthetic_chunks(n_docs, mean_length, chunk=None):
+def synthetic_chunks(n_docs, mean_length, chunk=None, concentration=SYNTH_CONCENTRATION):
     """An LDA corpus of ``n_docs`` documents as CSR chunks of ``chunk`` documents (None: one):
-    SYNTH_TOPICS topics ~ Dirichlet(0.05 V z), z_w ∝ 1 / (w + 1)^1.1 over V = SYNTH_WORDS
-    words; proportions ~ Dirichlet(0.1); lengths ~ Poisson(mean_length); each topic's tokens of
-    a chunk drawn at once by inverse CDF; empty documents dropped. One seeded stream (SYNTH_SEED)
-    draws the topics, then the chunks in order, so a chunk is the same whatever comes after
-    it, and one chunk of all the documents is the corpus of benchmarks/lda_study.py."""
+    SYNTH_TOPICS topics ~ Dirichlet(c V z) (c = ``concentration``), z_w ∝ 1 / (w + 1)^1.1
+    over V = SYNTH_WORDS words; proportions ~ Dirichlet(0.1); lengths ~ Poisson(mean_length);
+    each topic's tokens of a chunk drawn at once by inverse CDF; empty documents dropped. One
+    seeded stream (SYNTH_SEED) draws the topics, then the chunks in order, so a chunk is the
+    same whatever comes after it, and one chunk of all the documents is the corpus of
+    benchmarks/lda_study.py."""
     rng = np.random.default_rng(SYNTH_SEED)
-    cdf = np.cumsum(_draw_synthetic_topics(rng), axis=1)
+    cdf = np.cumsum(_draw_synthetic_topics(rng, concentration), axis=1)
     chunk = chunk or n_docs
     for start in range(0, n_docs, chunk):
         n = min(chunk, n_docs - start)

@@ -2,10 +2,11 @@
 UCI files, its peak memory and time per document, against tomotopy in memory.
 
 For each size D, the corpus (``synthetic_chunks`` of ``_common``: Zipf word frequencies over
-20,000 words, 100 true topics, Poisson(--length) tokens a document) is written to a UCI
-bag-of-words file in chunks (never held in full); the first --test documents are held out, in
-memory. Then, each in its own process so that its peak resident memory
-(``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) is its own:
+20,000 words, 100 true topics of Dirichlet concentration --concentration per word,
+Poisson(--length) tokens a document) is written to a UCI bag-of-words file in chunks (never
+held in full); the first --test documents are held out, in memory. Then, each in its own
+process so that its peak resident memory (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``)
+is its own:
 
 * ``scir``: ``SCIRLDA(n_components=K, topic_word_prior=--beta, random_state=0, n_jobs=n)``
   for each n of --threads, no other argument (unless --scir-params or --passes), fitted on
@@ -41,7 +42,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from _common import completion_perplexity, synthetic_chunks, synthetic_references
+from _common import SYNTH_CONCENTRATION, completion_perplexity, synthetic_chunks
+from _common import synthetic_references
 from _common import tomotopy_model, tomotopy_topics, write_results
 
 ALPHA = 0.1
@@ -49,7 +51,7 @@ TOMOTOPY_CHECKPOINTS = (10, 25, 50, 100)
 CHUNK = 20_000
 
 
-def write_corpus(D, length, n_test, folder):
+def write_corpus(D, length, n_test, folder, concentration):
     """Write D training documents to ``folder/docword.txt`` (UCI) and the held-out ones to
     ``folder/test.npz``; return (path, tokens). The file is written once per size."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -58,7 +60,7 @@ def write_corpus(D, length, n_test, folder):
         return path, int(json.loads((folder / "info.json").read_text())["tokens"])
     body, n_docs, nnz, tokens, test = folder / "body.txt", 0, 0, 0, []
     with open(body, "w") as fh:
-        for X in synthetic_chunks(D + n_test, length, CHUNK):
+        for X in synthetic_chunks(D + n_test, length, CHUNK, concentration):
             missing = n_test - sum(t.shape[0] for t in test)   # the first documents: test set
             if missing > 0:
                 test.append(X[:missing])
@@ -149,6 +151,9 @@ def main():
     parser.add_argument("--length", type=int, default=100, help="mean tokens per document")
     parser.add_argument("--test", type=int, default=1000, help="held-out documents")
     parser.add_argument("--K", type=int, default=100)
+    parser.add_argument("--concentration", type=float, default=SYNTH_CONCENTRATION,
+                        help="the true topics' Dirichlet concentration per word (smaller: "
+                             "topics that are easier to tell apart)")
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2],
                         help="n_jobs of SCIRLDA (one fit each; none: tomotopy only)")
@@ -170,13 +175,15 @@ def main():
     results = dict(settings=vars(args), machine=platform.processor() or platform.machine(),
                    alpha=ALPHA, sizes={})
     for D in args.sizes:
-        folder = Path(args.workdir) / f"D{D}_L{args.length}"
+        folder = Path(args.workdir) / (f"D{D}_L{args.length}" + (
+            "" if args.concentration == SYNTH_CONCENTRATION else f"_c{args.concentration}"))
         start = time.perf_counter()
-        path, tokens = write_corpus(D, args.length, args.test, folder)
+        path, tokens = write_corpus(D, args.length, args.test, folder, args.concentration)
         print(f"D={D}: {tokens} tokens in {path} ({time.perf_counter() - start:.0f} s to write)",
               flush=True)
         references = synthetic_references(
-            completion_perplexity(sp.load_npz(folder / "test.npz"), n_jobs=1))
+            completion_perplexity(sp.load_npz(folder / "test.npz"), n_jobs=1),
+            args.concentration)
         print("  references: the true topics {true_topics:.1f}, the unigram model {unigram:.1f}"
               .format(**references), flush=True)
         entry = dict(documents=D, tokens=tokens, file_mb=path.stat().st_size / 2**20,

@@ -42,9 +42,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from _common import SYNTH_CONCENTRATION, completion_perplexity, synthetic_chunks
-from _common import synthetic_references
-from _common import tomotopy_model, tomotopy_topics, write_results
+from _common import (SYNTH_CONCENTRATION, completion_perplexity, synthetic_chunks,
+                     synthetic_references, tomotopy_model, tomotopy_topics, write_results)
 
 ALPHA = 0.1
 TOMOTOPY_CHECKPOINTS = (10, 25, 50, 100)

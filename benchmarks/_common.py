@@ -38,8 +38,9 @@ def completion_perplexity(X_test, *, fold_in=None, n_jobs=1):
     return perplexity
 
 
-#: The synthetic LDA corpora: vocabulary, topics, Zipf exponent of the word frequencies, seed.
-SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED = 20_000, 100, 1.1, 0
+#: The synthetic LDA corpora: vocabulary, topics, Zipf exponent of the word frequencies, seed,
+#: and the documents' topic-proportion prior (Dirichlet(SYNTH_ALPHA), symmetric).
+SYNTH_WORDS, SYNTH_TOPICS, SYNTH_ZIPF, SYNTH_SEED, SYNTH_ALPHA = 20_000, 100, 1.1, 0, 0.1
 #: The topics' Dirichlet concentration per word of the vocabulary (the default corpora's; a
 #: smaller value makes topics that differ in their frequent words too, easier to find).
 SYNTH_CONCENTRATION = 0.05
@@ -55,27 +56,29 @@ def _draw_synthetic_topics(rng, concentration):
 
 def synthetic_references(score, concentration=SYNTH_CONCENTRATION):
     """Perplexities that place a fit on ``synthetic_chunks``' corpora, by ``score`` (a
-    ``completion_perplexity``, alpha 0.1): ``true_topics``, the topics the corpus was drawn
-    from (what a fit can approach with enough data); ``unigram``, their average as a single
-    topic (the population's word frequencies: a fit at or above it has found no topics)."""
+    ``completion_perplexity``, with the corpora's own alpha): ``true_topics``, the topics the
+    corpus was drawn from (what a fit can approach with enough data); ``unigram``, their
+    average as a single topic (the population's word frequencies: a fit at or above it has
+    found no topics)."""
     topics = _draw_synthetic_topics(np.random.default_rng(SYNTH_SEED), concentration)
-    return {"true_topics": score(topics, 0.1), "unigram": score(topics.mean(axis=0)[None], 0.1)}
+    return {"true_topics": score(topics, SYNTH_ALPHA),
+            "unigram": score(topics.mean(axis=0)[None], SYNTH_ALPHA)}
 
 
 def synthetic_chunks(n_docs, mean_length, chunk=None, concentration=SYNTH_CONCENTRATION):
     """An LDA corpus of ``n_docs`` documents as CSR chunks of ``chunk`` documents (None: one):
     SYNTH_TOPICS topics ~ Dirichlet(c V z) (c = ``concentration``), z_w ∝ 1 / (w + 1)^1.1
-    over V = SYNTH_WORDS words; proportions ~ Dirichlet(0.1); lengths ~ Poisson(mean_length);
-    each topic's tokens of a chunk drawn at once by inverse CDF; empty documents dropped. One
-    seeded stream (SYNTH_SEED) draws the topics, then the chunks in order, so a chunk is the
-    same whatever comes after it, and one chunk of all the documents is the corpus of
-    benchmarks/lda_study.py."""
+    over V = SYNTH_WORDS words; proportions ~ Dirichlet(SYNTH_ALPHA); lengths ~
+    Poisson(mean_length); each topic's tokens of a chunk drawn at once by inverse CDF; empty
+    documents dropped. One seeded stream (SYNTH_SEED) draws the topics, then the chunks in
+    order, so a chunk is the same whatever comes after it, and one chunk of all the documents
+    is the corpus of benchmarks/lda_study.py."""
     rng = np.random.default_rng(SYNTH_SEED)
     cdf = np.cumsum(_draw_synthetic_topics(rng, concentration), axis=1)
     chunk = chunk or n_docs
     for start in range(0, n_docs, chunk):
         n = min(chunk, n_docs - start)
-        doc_topic = rng.dirichlet(np.full(SYNTH_TOPICS, 0.1), size=n)
+        doc_topic = rng.dirichlet(np.full(SYNTH_TOPICS, SYNTH_ALPHA), size=n)
         n_dk = rng.multinomial(rng.poisson(mean_length, size=n), doc_topic)
         rows = [np.repeat(np.arange(n), n_dk[:, k]) for k in range(SYNTH_TOPICS)]
         cols = [np.searchsorted(cdf[k], rng.random(r.size) * cdf[k, -1], side="right")

@@ -6,9 +6,9 @@ Corpora (each a train/test pair of count matrices): the six of ``$SIMPLEXSG_DATA
 set), ``wiki`` (``load_wiki_sample()``), ``lee`` (gensim's lee_background.cor vectorised here),
 ``reuters`` (``lda.datasets.load_reuters()``) and ``synth1e4`` / ``synth1e5`` (LDA corpora with
 Zipf word frequencies, generated here; their statistics record the perplexity of the true
-topics and of the unigram model, ``synthetic_references``). TUNING corpora choose the defaults, HELDOUT ones check
-them. Grid: K in {20, 50, 100, 200} (only {50, 100} above 300k training tokens), alpha = 0.1,
-beta in {0.01, 0.1}, 2 seeds.
+topics and of the unigram model, ``synthetic_references``). TUNING corpora choose the
+defaults, HELDOUT ones check them. Grid: K in {20, 50, 100, 200} (only {50, 100} above 300k
+training tokens), alpha = 0.1, beta in {0.01, 0.1}, 2 seeds.
 
 Methods, all single-threaded, each a curve of (training seconds, perplexity) checkpoints:
 ``scir`` / ``sgrld`` (``SCIRLDA`` / ``SGRLDLDA`` defaults plus ``--scir-params`` /

@@ -83,6 +83,13 @@ def paired_with(row):
     return row["corpus"], row["K"], row["beta"], row["seed"]
 
 
+def ratio_summary(ratios):
+    """Median, smallest and largest of perplexity ratios, and how many are beyond 1%."""
+    return dict(rows=len(ratios), median=statistics.median(ratios), min=min(ratios),
+                max=max(ratios), worse_1pct=sum(r > 1.01 for r in ratios),
+                better_1pct=sum(r < 0.99 for r in ratios))
+
+
 def summarise(rows, levers):
     """Per lever: ratios to the defaults' perplexity and time over the paired rows."""
     base = {paired_with(r): r for r in rows if r["lever"] == "default"}
@@ -90,23 +97,22 @@ def summarise(rows, levers):
     for lever in levers:
         pairs = [(r, base[paired_with(r)]) for r in rows
                  if r["lever"] == lever and paired_with(r) in base]
-        if not pairs:
-            continue
-        ppl = [r["perplexity"] / b["perplexity"] for r, b in pairs]
-        secs = [r["seconds"] / b["seconds"] for r, b in pairs]
-        summary[lever] = dict(rows=len(pairs), median=statistics.median(ppl), min=min(ppl),
-                              max=max(ppl), worse_1pct=sum(p > 1.01 for p in ppl),
-                              better_1pct=sum(p < 0.99 for p in ppl),
-                              time_median=statistics.median(secs))
+        if pairs:
+            summary[lever] = dict(
+                ratio_summary([r["perplexity"] / b["perplexity"] for r, b in pairs]),
+                time_median=statistics.median([r["seconds"] / b["seconds"] for r, b in pairs]))
     return summary
 
 
-def print_summary(summary):
-    print(f"{'lever':<18}{'rows':>5}{'median':>8}{'min':>8}{'max':>8}{'>1% worse':>11}"
-          f"{'>1% better':>12}{'time':>7}")
-    for lever, s in summary.items():
-        print(f"{lever:<18}{s['rows']:>5}{s['median']:>8.3f}{s['min']:>8.3f}{s['max']:>8.3f}"
-              f"{s['worse_1pct']:>11}{s['better_1pct']:>12}{s['time_median']:>7.2f}")
+def print_summary(summary, first_column="lever"):
+    """One line per entry of ``summary`` (``ratio_summary``, and ``time_median`` if there)."""
+    timed = any("time_median" in s for s in summary.values())
+    print(f"{first_column:<22}{'rows':>5}{'median':>8}{'min':>8}{'max':>8}{'>1% worse':>11}"
+          f"{'>1% better':>12}" + (f"{'time':>7}" if timed else ""))
+    for name, s in summary.items():
+        print(f"{name:<22}{s['rows']:>5}{s['median']:>8.3f}{s['min']:>8.3f}{s['max']:>8.3f}"
+              f"{s['worse_1pct']:>11}{s['better_1pct']:>12}"
+              + (f"{s['time_median']:>7.2f}" if timed else ""))
 
 
 def main():

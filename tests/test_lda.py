@@ -363,7 +363,7 @@ def test_partial_fit_over_the_minibatches_of_fit_equals_fit(synthetic, monkeypat
     # each chunk's rows sorted. Read here from fit itself (``simplexsg.lda.training.minibatches``).
     # partial_fit on the same chunks, with the same random_state and total_samples = the
     # corpus size (the counts' scaling D / batch) is the same chain, with the same average
-    # (both default to the doubling rule of ``simplexsg.averaging``).
+    # (both default to the growing-block rule of ``simplexsg.averaging``).
     X_train, X_test, _ = synthetic
     fitted, batches = fit_recording_minibatches(
         monkeypatch, SCIRLDA(5, batch_size=batch_size, max_iter=3, random_state=7), X_train)

@@ -147,7 +147,7 @@ def test_warm_start_after_a_finished_fit_continues_the_chain(corpus):
     steps, state = first.n_batch_iter_, first.topic_state_
     first.set_params(warm_start=True).fit(corpus)
     assert first.n_batch_iter_ == 2 * steps and first.n_iter_ == 3
-    # a new average under the doubling rule of the whole chain's steps (from 8 on at 18
+    # a new average under the growing-block rule of the whole chain's steps (from 8 on at 18
     # steps): every step of this fit is averaged, none of the first fit's
     assert first.burn_in_ == steps
     assert not np.array_equal(first.topic_state_, state)
@@ -181,7 +181,7 @@ def test_atomic_dump_keeps_the_previous_file_when_writing_fails(tmp_path):
 
 
 def test_a_shorter_fit_is_the_prefix_of_a_longer_one(corpus, monkeypatch):
-    """Under the default average (the doubling rule), nothing in a fit depends on how many
+    """Under the default average (the growing-block rule), nothing in a fit depends on how many
     passes it will make: ``max_iter=2`` gives exactly the model a 5-pass fit holds after its
     second pass (here: interrupted there), so a longer fit's intermediate states are what a
     user gets by asking for fewer passes (or a ``max_time``)."""

@@ -19,18 +19,23 @@ def corpus():
 
 
 # ---------------------------------------------------------------- TailAverage
-@pytest.mark.parametrize("n_steps", [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 100, 129])
-def test_doubling_rule_averages_more_than_the_last_half_at_most_three_quarters(n_steps):
+@pytest.mark.parametrize("n_steps", [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 17, 18, 19, 100, 140,
+                                     141, 1000])
+def test_growing_block_rule_averages_the_last_third_to_the_last_five_ninths(n_steps):
+    # blocks [0, 1), [1, 2), [2, 3), [3, 5), [5, 8), [8, 12), ...: each ends at e + ceil(e / 2)
+    ends = [0, 1]
+    while ends[-1] <= n_steps:
+        ends.append(ends[-1] + -(-ends[-1] // 2))
+    holding = max(j for j in range(len(ends) - 1) if ends[j] <= n_steps - 1)
+    start = ends[max(holding - 1, 0)]      # the block before the one holding step T - 1
     average = TailAverage(None)
     for t in range(n_steps):
         average.add(t, np.array([float(t), 1.0]))
-    j = int(np.floor(np.log2(n_steps - 1))) if n_steps > 1 else 0
-    start = 0 if n_steps <= 2 else 2 ** (j - 1)   # the block before the one holding step T-1
     assert average.start == start
     assert average.count == n_steps - start
     np.testing.assert_allclose(average.mean(), [np.mean(np.arange(start, n_steps)), 1.0])
-    if n_steps >= 4:
-        assert n_steps / 4 <= start < n_steps / 2
+    if n_steps >= 12:
+        assert 0.4 * n_steps <= start < 2 * n_steps / 3
 
 
 def test_partial_fit_reports_the_moving_burn_in(corpus):
@@ -83,8 +88,8 @@ def test_max_time_stops_at_the_end_of_the_first_step_past_the_budget(corpus, mon
     assert lda.stop_reason_ == "max_time"
     assert lda.n_batch_iter_ == 6 and lda.training_seconds_ == pytest.approx(6.0)
     assert lda.n_iter_ == 1                    # one complete pass of 6 steps
-    # burn-in follows the doubling rule: the average covers steps 2..5
-    assert lda.burn_in_ == 2
+    # burn-in follows the growing-block rule: the average covers steps 3..5
+    assert lda.burn_in_ == 3
 
 
 def test_max_iter_still_bounds_a_time_budget(corpus):
@@ -181,11 +186,11 @@ def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monk
     # a budget that ends inside the first pass, before the stream's length is known
     lda.set_params(max_time=2.5).fit(Stream(X_train), id2word=vocabulary)
     assert (lda.stop_reason_, lda.n_batch_iter_, lda.n_iter_) == ("max_time", 3, 0)
-    # a stream shorter than total_samples: the length is unknown, so the doubling rule
+    # a stream shorter than total_samples: the length is unknown, so the growing-block rule
     monkeypatch.undo()
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_iter=2, total_samples=1000, random_state=0)
     lda.fit(Stream(X_train), id2word=vocabulary)
-    assert lda.n_batch_iter_ == 12 and lda.burn_in_ == 4 and lda._topic_average.count == 8
+    assert lda.n_batch_iter_ == 12 and lda.burn_in_ == 5 and lda._topic_average.count == 7
     with pytest.raises(TypeError, match="X_heldout"):
         lda.fit(X_train, X_heldout=Stream(X_test))
     lda = SCIRLDA(4, n_gibbs=2, tol=0.05, total_samples=300, random_state=0)

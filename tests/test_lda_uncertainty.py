@@ -93,7 +93,7 @@ def test_kept_samples_are_evenly_spaced_in_the_averaging_window(corpus):
     assert len(set(np.diff(steps))) == 1
     assert model.topic_samples_.shape == (len(steps), 4, 60)
     np.testing.assert_allclose(model.topic_samples_.sum(axis=2), 1.0, rtol=1e-5)
-    # open-ended fit: the doubling rule's window
+    # open-ended fit: the growing-block rule's window
     model = SCIRLDA(4, max_iter=20, tol=1e-9, random_state=0, n_topic_samples=10).fit(X)
     assert model.topic_sample_steps_[0] >= model.burn_in_
 

@@ -1,0 +1,156 @@
+"""Which steps should SCIRLDA's posterior mean average? Windows of the chain compared on the
+same fits, by held-out perplexity, after 5, 10 and 20 passes.
+
+A fit of unknown length (``max_time``, ``tol``, an interruption) must hold an average at every
+step, so the window is a rule of the steps taken so far, T (``simplexsg.averaging``). This
+scores such rules on the study's corpora, grid and evaluator (``lda_study.study_corpora``: K
+20-200 by corpus size, alpha 0.1, beta in {0.01, 0.1}, document completion with the fixed-point
+fold-in), one thread. Each row is one default fit that keeps every step's topics
+(``burn_in=0, n_topic_samples`` = its steps: the same chain as the defaults, the window does not
+move it); a rule's perplexity after T steps is that of the mean of the kept topics of the steps
+it averages. Rules (``RULES``):
+
+* ``default``: the package's rule (``TailAverage(None)``);
+* ``doubling``: blocks [0, 1), [1, 2), [2, 4), [4, 8), ...; the last completed one and the one
+  in progress (the default until 2026-11-25: it discards a quarter to a half of the chain);
+* ``growth1.25``: the same with blocks that grow by a quarter;
+* ``half``, ``quarter``: the last half, the last quarter of the T steps (a fit that knows T);
+* ``last``: the step's own sample, no average.
+
+The kept topics are the steps' samples (the normalised ``topic_state_``), while ``components_``
+averages the topics the local step used (with ``local_topics="mean"``, their conditional
+means, less noisy), so the end of the fit is also compared exactly: the default's
+``components_`` against those of a second fit with ``burn_in`` set where the doubling rule's
+average starts (the same chain). Reported: per rule and pass count, the median, smallest and
+largest ratio to ``doubling`` over the rows, and how many rows it makes more than 1% worse or
+better; the same for the exact ``components_``.
+
+    SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_averaging.py --corpora tuning \\
+        --out benchmarks/results/lda_averaging_tuning.json
+    python benchmarks/lda_averaging.py --summary-only benchmarks/results/lda_averaging*.json
+"""
+import argparse
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from simplexsg import SCIRLDA
+from simplexsg.averaging import TailAverage
+from simplexsg.lda.defaults import default_batch_size, default_passes
+
+from _common import write_results
+from lda_levers import print_summary, ratio_summary
+from lda_study import ALPHA, BETAS, corpus_names, study_corpora
+
+PASSES = (5, 10, 20)
+BASELINE = "doubling"
+
+
+def blocks_start(T, grow):
+    """First step of the average of the last completed block and the one in progress after T
+    steps (0, ..., T - 1), the blocks ending at 1, grow(1), grow(grow(1)), ..."""
+    previous, start, end = 0, 0, 1            # the block in progress: [start, end)
+    while end <= T - 1:
+        previous, start, end = start, end, grow(end)
+    return previous
+
+
+def default_start(T):
+    """The package's rule: where ``TailAverage(None)``'s average starts after T steps."""
+    average = TailAverage(None)
+    for t in range(T):
+        average.open(t)
+        average.record(0.0)
+    return average.start
+
+
+RULES = {
+    "default": default_start,
+    "doubling": lambda T: blocks_start(T, lambda e: 2 * e),
+    "growth1.25": lambda T: blocks_start(T, lambda e: e + max(1, -(-e // 4))),
+    "half": lambda T: T // 2,
+    "quarter": lambda T: T - T // 4,
+    "last": lambda T: T - 1,
+}
+
+
+def score_windows(X, K, beta, seed, score):
+    """One default fit keeping every step's topics: the rules' perplexities after PASSES; and
+    the exact ``components_`` of the default and of the doubling rule at the end (a second fit,
+    of the same chain, with ``burn_in`` where the doubling rule's average starts)."""
+    steps_per_pass = -(-X.shape[0] // default_batch_size(X.shape[0]))
+    steps = steps_per_pass * default_passes(steps_per_pass)
+
+    def fit(**settings):
+        return SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
+                       random_state=seed, n_jobs=1, **settings).fit(X)
+
+    model = fit(burn_in=0, n_topic_samples=steps)
+    samples = model.topic_samples_
+    assert len(samples) == steps and list(model.topic_sample_steps_) == list(range(steps))
+    row = dict(steps_per_pass=steps_per_pass, perplexity={}, components={
+        "default": float(score(fit().components_, ALPHA)),
+        BASELINE: float(score(fit(burn_in=RULES[BASELINE](steps)).components_, ALPHA))})
+    for passes in PASSES:
+        T = passes * steps_per_pass
+        if T <= steps:
+            row["perplexity"][passes] = {
+                rule: float(score(samples[start(T):T].mean(axis=0, dtype=np.float64), ALPHA))
+                for rule, start in RULES.items()}
+    return row
+
+
+def summarise(rows):
+    """Per pass count and rule: ratios to the BASELINE rule's perplexity over the rows; and
+    the exact ``components_`` of the default over the BASELINE's at the end of the fit."""
+    summary = {}
+    for passes in PASSES:
+        cells = [r["perplexity"][str(passes)] for r in rows if str(passes) in r["perplexity"]]
+        for rule in RULES:
+            if cells:
+                summary[f"{rule} after {passes}"] = ratio_summary(
+                    [c[rule] / c[BASELINE] for c in cells])
+    if rows:
+        summary["default, components_"] = ratio_summary(
+            [r["components"]["default"] / r["components"][BASELINE] for r in rows])
+    return summary
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", nargs="+", default=["tuning"],
+                        help="names, or tuning / heldout / all")
+    parser.add_argument("--K", type=int, nargs="+", help="default: the study's grid")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds 0, ..., N - 1")
+    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
+                        help="folder holding corpora/ (default $SIMPLEXSG_DATA)")
+    parser.add_argument("--out", default="benchmarks/results/lda_averaging.json")
+    parser.add_argument("--summary-only", metavar="PATH", nargs="+",
+                        help="print the summary of earlier runs (their rows pooled) and exit")
+    args = parser.parse_args()
+    if args.summary_only:
+        runs = [json.loads(Path(path).read_text()) for path in args.summary_only]
+        print_summary(summarise([row for run in runs for row in run["rows"]]), "rule, passes")
+        return
+    results = dict(settings=vars(args), baseline=BASELINE, corpora={}, skipped={}, rows=[],
+                   summary={})
+    with threadpool_limits(1):
+        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
+                                                        results):
+            for K in args.K or grid:
+                for beta in BETAS:
+                    for seed in range(args.seeds):
+                        row = dict(corpus=name, K=K, beta=beta, seed=seed,
+                                   **score_windows(X_train, K, beta, seed, score))
+                        results["rows"].append(json.loads(json.dumps(row)))  # str keys
+                        print(json.dumps(row), flush=True)
+                results["summary"] = summarise(results["rows"])
+                write_results(results, args.out)
+    print_summary(results["summary"], "rule, passes")
+
+
+if __name__ == "__main__":
+    main()

@@ -29,9 +29,7 @@ better; the same for the exact ``components_``.
         --out benchmarks/results/lda_averaging_tuning.json
     python benchmarks/lda_averaging.py --summary-only benchmarks/results/lda_averaging*.json
 """
-import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +40,7 @@ from simplexsg.averaging import TailAverage
 from simplexsg.lda.defaults import default_batch_size, default_passes
 
 from _common import write_results
-from lda_levers import print_summary, ratio_summary
+from lda_levers import print_summary, ratio_summary, study_arguments
 from lda_study import ALPHA, BETAS, corpus_names, study_corpora
 
 PASSES = (5, 10, 20)
@@ -120,16 +118,8 @@ def summarise(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpora", nargs="+", default=["tuning"],
-                        help="names, or tuning / heldout / all")
+    parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_averaging.json", 1)
     parser.add_argument("--K", type=int, nargs="+", help="default: the study's grid")
-    parser.add_argument("--seeds", type=int, default=1, help="seeds 0, ..., N - 1")
-    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
-                        help="folder holding corpora/ (default $SIMPLEXSG_DATA)")
-    parser.add_argument("--out", default="benchmarks/results/lda_averaging.json")
-    parser.add_argument("--summary-only", metavar="PATH", nargs="+",
-                        help="print the summary of earlier runs (their rows pooled) and exit")
     args = parser.parse_args()
     if args.summary_only:
         runs = [json.loads(Path(path).read_text()) for path in args.summary_only]

@@ -115,17 +115,24 @@ def print_summary(summary, first_column="lever"):
               + (f"{s['time_median']:>7.2f}" if timed else ""))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def study_arguments(description, out, seeds):
+    """The options of a paired study on the study's corpora (``--corpora``, ``--seeds``,
+    ``--data``, ``--out``, ``--summary-only``); the caller adds its own and parses."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--corpora", nargs="+", default=["tuning"],
                         help="names, or tuning / heldout / all")
-    parser.add_argument("--levers", nargs="+", choices=sorted(LEVERS), default=list(LEVERS))
-    parser.add_argument("--seeds", type=int, default=2, help="seeds 0, ..., N - 1")
+    parser.add_argument("--seeds", type=int, default=seeds, help="seeds 0, ..., N - 1")
     parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
                         help="folder holding corpora/ (default $SIMPLEXSG_DATA)")
-    parser.add_argument("--out", default="benchmarks/results/lda_levers.json")
+    parser.add_argument("--out", default=out)
     parser.add_argument("--summary-only", metavar="PATH", nargs="+",
                         help="print the summary of earlier runs (their rows pooled) and exit")
+    return parser
+
+
+def main():
+    parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_levers.json", 2)
+    parser.add_argument("--levers", nargs="+", choices=sorted(LEVERS), default=list(LEVERS))
     args = parser.parse_args()
     if args.summary_only:
         runs = [json.loads(Path(path).read_text()) for path in args.summary_only]

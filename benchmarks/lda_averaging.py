@@ -20,10 +20,10 @@ it averages. Rules (``RULES``):
 The kept topics are the steps' samples (the normalised ``topic_state_``), while ``components_``
 averages the topics the local step used (with ``local_topics="mean"``, their conditional
 means, less noisy), so the end of the fit is also compared exactly: the default's
-``components_`` against those of a second fit with ``burn_in`` set where the doubling rule's
-average starts (the same chain). Reported: per rule and pass count, the median, smallest and
-largest ratio to ``doubling`` over the rows, and how many rows it makes more than 1% worse or
-better; the same for the exact ``components_``.
+``components_`` against those of a fit with ``burn_in`` set where the doubling rule's average
+starts (the same chain; three fits a row in all). Reported: per rule and pass count, the
+median, smallest and largest ratio to ``doubling`` over the rows, and how many rows it makes
+more than 1% worse or better; the same for the exact ``components_``.
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_averaging.py --corpora tuning \\
         --out benchmarks/results/lda_averaging_tuning.json
@@ -76,9 +76,10 @@ RULES = {
 
 
 def score_windows(X, K, beta, seed, score):
-    """One default fit keeping every step's topics: the rules' perplexities after PASSES; and
-    the exact ``components_`` of the default and of the doubling rule at the end (a second fit,
-    of the same chain, with ``burn_in`` where the doubling rule's average starts)."""
+    """One default fit keeping every step's topics: the rules' perplexities after PASSES
+    (keyed by the pass count as a string, as in the JSON); and the exact ``components_`` at the
+    end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
+    doubling rule's average starts."""
     steps_per_pass = -(-X.shape[0] // default_batch_size(X.shape[0]))
     steps = steps_per_pass * default_passes(steps_per_pass)
 
@@ -95,7 +96,7 @@ def score_windows(X, K, beta, seed, score):
     for passes in PASSES:
         T = passes * steps_per_pass
         if T <= steps:
-            row["perplexity"][passes] = {
+            row["perplexity"][str(passes)] = {
                 rule: float(score(samples[start(T):T].mean(axis=0, dtype=np.float64), ALPHA))
                 for rule, start in RULES.items()}
     return row
@@ -135,7 +136,7 @@ def main():
                     for seed in range(args.seeds):
                         row = dict(corpus=name, K=K, beta=beta, seed=seed,
                                    **score_windows(X_train, K, beta, seed, score))
-                        results["rows"].append(json.loads(json.dumps(row)))  # str keys
+                        results["rows"].append(row)
                         print(json.dumps(row), flush=True)
                 results["summary"] = summarise(results["rows"])
                 write_results(results, args.out)

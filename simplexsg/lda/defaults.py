@@ -23,7 +23,8 @@ SAMPLER_DEFAULTS = {
 
 #: Defaults of the training schedule, chosen on the tuning corpora of ``benchmarks/lda_study.py``
 #: (news, fortunes, the bundled Wikipedia sample, a synthetic Zipf corpus; K 20-200, beta 0.01
-#: and 0.1) and checked on the others; the README's study table has the results.
+#: and 0.1) and checked on the others; the study table of the LDA benchmarks page
+#: (docs/benchmarks/lda.rst) has the results.
 #: What the study showed:
 #:
 #: * passes over the corpus (local sweeps per token), not steps, set the quality: on news

@@ -2,7 +2,9 @@
 
 Each case fits ``SCIRLDA(n_components=K, random_state=0, n_jobs=n)`` with its defaults (glue,
 token conversion, local and global steps all counted: ``training_seconds_``) for n = 1 and 2,
---repeats times each (median), and checks that the fitted topics are identical bit for bit.
+--repeats times each (median; the 1- and 2-thread fits alternate, so that the shared
+machine's other load falls on both alike), and checks that the fitted topics are identical
+bit for bit.
 Cases: the news corpus of ``$SIMPLEXSG_DATA/corpora`` at K = 50 (skipped without the data),
 the bundled Wikipedia sample at K = 20 and a synthetic Zipf corpus of 10^4 documents at K = 100.
 
@@ -41,13 +43,13 @@ def main():
     results = dict(machine=platform.processor() or platform.machine(), cpus=os.cpu_count(),
                    repeats=args.repeats, cases={})
     for name, K, X in cases(args.data):
-        seconds, topics = {}, {}
-        for n_jobs in (1, 2):
-            times = []
-            for _ in range(args.repeats):
+        times, topics = {1: [], 2: []}, {}
+        for _ in range(args.repeats):     # interleaved: the machine's other load hits both
+            for n_jobs in (1, 2):
                 model = SCIRLDA(K, random_state=0, n_jobs=n_jobs).fit(X)
-                times.append(model.training_seconds_)
-            seconds[n_jobs], topics[n_jobs] = float(np.median(times)), model.components_
+                times[n_jobs].append(model.training_seconds_)
+                topics[n_jobs] = model.components_
+        seconds = {n_jobs: float(np.median(t)) for n_jobs, t in times.items()}
         identical = bool(np.array_equal(topics[1], topics[2]))
         results["cases"][name] = dict(K=K, documents=X.shape[0], tokens=int(X.sum()),
                                       seconds_1=seconds[1], seconds_2=seconds[2],

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ._random import content_ids, document_streams
 from ._validation import check_n_jobs, check_nonnegative
-from ._ext._lda_gibbs import gibbs_sweeps
+from ._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps
 
 __all__ = ["TopicCounts", "Tokens", "csr_to_tokens", "fold_in", "gibbs_topic_counts",
            "sweep_tokens"]
@@ -88,7 +88,7 @@ def _as_csr(X):
     return sp.csr_array(X)
 
 
-def csr_to_tokens(X):
+def csr_to_tokens(X, n_jobs=1):
     """Flatten a documents x vocabulary count matrix into token arrays.
 
     Parameters
@@ -96,6 +96,9 @@ def csr_to_tokens(X):
     X : scipy.sparse matrix/array or dense array, (n_docs, W)
         Non-negative integer counts; empty rows are allowed. Explicit zeros and duplicate entries
         are fine (duplicates add up).
+    n_jobs : int
+        Threads that write the tokens (``simplexsg._ext._lda_gibbs.csr_token_arrays``); no
+        effect on the result.
 
     Returns
     -------
@@ -120,14 +123,9 @@ def csr_to_tokens(X):
         row = int(np.searchsorted(indptr, j, side="right") - 1)
         raise ValueError(f"X must hold non-negative integer counts; found {data[j]} at row {row}, "
                          f"column {int(indices[j])}")
-    counts = data.astype(np.int64)
-    present = np.bincount(indices[counts > 0], minlength=X.shape[1]) > 0
-    vocab = np.flatnonzero(present)
-    local = (np.cumsum(present) - 1).astype(np.int32)[indices]
-    word_ids = np.repeat(local, counts)
-    cum = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=cum[1:])
-    return Tokens(cum[indptr], word_ids, vocab)
+    nnz = indptr[-1]                    # the arrays may hold more entries than the matrix
+    return Tokens(*csr_token_arrays(indptr.astype(np.int64), indices[:nnz],
+                                    data[:nnz].astype(np.int64, copy=False), X.shape[1], n_jobs))
 
 
 def _check_int(name, value, minimum):
@@ -222,7 +220,7 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     X = _as_csr(X)
     if X.shape[1] != topics.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns but topics has {topics.shape[1]} words")
-    tokens = csr_to_tokens(X)
+    tokens = csr_to_tokens(X, n_jobs)
     n_docs = tokens.n_documents
     if doc_ids is None:
         doc_ids = np.arange(n_docs)

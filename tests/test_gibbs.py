@@ -16,7 +16,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from simplexsg._ext._bitgen import bitgen_addresses
-from simplexsg._ext._lda_gibbs import gibbs_sweeps
+from simplexsg._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps, transpose_counts
 from simplexsg._random import document_streams
 from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts
 
@@ -240,6 +240,10 @@ def test_invariants(seed):
     assert res.doc_topic.shape == (X.shape[0], 6)
     assert res.topic_word.shape == (6, len(res.word_ids))
     assert res.topic_word.flags.c_contiguous
+    sums = res.word_topic_sums      # a word's topics: positive counts, increasing
+    assert np.all(sums.data > 0)
+    for w in range(sums.shape[0]):
+        assert np.all(np.diff(sums.indices[sums.indptr[w]:sums.indptr[w + 1]]) > 0)
     # sums over kept sweeps are integers; their averages add up to the counts
     for mean in (res.doc_topic, res.topic_word):
         assert np.all(mean >= 0)
@@ -489,6 +493,59 @@ def test_csr_to_tokens():
     np.testing.assert_array_equal(dense_ptr, doc_ptr)
     np.testing.assert_array_equal(dense_vocab, vocab)
     np.testing.assert_array_equal(dense_words, [0, 1, 1, 0, 0, 0, 1])
+    for n_jobs in (2, 3):
+        for got, want in zip(csr_to_tokens(X, n_jobs), (doc_ptr, word_ids, vocab)):
+            np.testing.assert_array_equal(got, want)
+    # arrays holding entries past indptr[-1]: not part of the matrix, not tokens
+    longer = sp.csr_array((np.append(X.data, 4), np.append(X.indices, 8), X.indptr), shape=(3, 9))
+    for got, want in zip(csr_to_tokens(longer), (doc_ptr, word_ids, vocab)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_token_arrays_and_transpose_on_random_matrices(seed):
+    rng = np.random.default_rng(seed)
+    X = sp.random_array((40, 30), density=0.2, rng=rng, format="csr",
+                        data_sampler=lambda size: rng.integers(0, 4, size))
+    X.sort_indices()
+    doc_ptr, word_ids, vocab = csr_to_tokens(X, n_jobs=2)
+    dense = X.toarray()
+    np.testing.assert_array_equal(vocab, np.flatnonzero(dense.sum(axis=0)))
+    for d in range(X.shape[0]):
+        got = np.bincount(vocab[word_ids[doc_ptr[d]:doc_ptr[d + 1]]], minlength=X.shape[1])
+        np.testing.assert_array_equal(got, dense[d])
+    # the transpose of word-topic counts, rows the words: as scipy's, for any n_jobs
+    counts = sp.csr_array(X.astype(np.int64))
+    counts.eliminate_zeros()
+    want = sp.csr_array(counts.T)
+    want.sort_indices()
+    for n_jobs in (1, 2, 5):
+        ptr, rows, values = transpose_counts(counts.indptr.astype(np.int64),
+                                             counts.indices.astype(np.int32), counts.data,
+                                             X.shape[1], n_jobs)
+        np.testing.assert_array_equal(ptr, want.indptr)
+        np.testing.assert_array_equal(rows, want.indices)
+        np.testing.assert_array_equal(values, want.data)
+
+
+def test_token_arrays_and_transpose_errors():
+    ptr = np.array([0, 2, 3], dtype=np.int64)
+    cols = np.array([0, 4, 1], dtype=np.int32)
+    ones = np.ones(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="entry 1: column 4"):
+        csr_token_arrays(ptr, cols, ones, 4)
+    with pytest.raises(ValueError, match="entry 2: column 1 .* count -1"):
+        csr_token_arrays(ptr, cols, np.array([1, 1, -1]), 5)
+    with pytest.raises(ValueError, match="indptr must run"):
+        csr_token_arrays(np.array([0, 2], dtype=np.int64), cols, ones, 5)
+    with pytest.raises(ValueError, match="indptr decreases at row 1"):
+        csr_token_arrays(np.array([0, 3, 1, 3], dtype=np.int64), cols, ones, 5)
+    with pytest.raises(ValueError, match=r"columns\[1\] = 4"):
+        transpose_counts(ptr, cols, ones, 4)
+    with pytest.raises(ValueError, match="indptr decreases at row 1"):
+        transpose_counts(np.array([0, 3, 1, 3], dtype=np.int64), cols, ones, 5)
+    ptr, rows, values = transpose_counts(np.zeros(3, dtype=np.int64), cols[:0], ones[:0], 4)
+    np.testing.assert_array_equal(ptr, np.zeros(5))
+    assert rows.size == values.size == 0
 
 
 GOOD = dict(n_sweeps=4, burn_in=1, seed=0, iteration=0)

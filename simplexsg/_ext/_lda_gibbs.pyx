@@ -51,7 +51,7 @@ Documents are independent given the topics. Document d draws only from its own b
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport calloc, free, malloc, qsort
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -331,58 +331,75 @@ cdef int _compare_int32(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-cdef void _count_by_word(const int32_t* word_ids, Py_ssize_t n_tokens, Py_ssize_t n_words,
-                         const int32_t* kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
-                         const int64_t* slot_ptr, int32_t* out_topic, int64_t* out_count,
-                         int64_t* nnz, int* out_of_memory, int n_threads) noexcept nogil:
-    """Word-topic counts from the kept assignments: for word w, its distinct topics (sorted)
-    and counts go to ``out_topic/out_count[slot_ptr[w]:]``, their number to ``nnz[w]``. The
-    tokens are grouped by word (a counting sort), then each word is counted on its own, in
-    parallel over the words; the result does not depend on the threads. Sets
-    ``out_of_memory[0]`` if scratch space cannot be allocated."""
-    cdef Py_ssize_t t, w, s, j, m, k, topic
-    cdef int64_t* word_start = <int64_t*> malloc((n_words + 1) * sizeof(int64_t))
-    cdef int64_t* cursor = <int64_t*> malloc(max(n_words, 1) * sizeof(int64_t))
-    cdef int64_t* order = <int64_t*> malloc((n_tokens + 1) * sizeof(int64_t))
+cdef int _group_by_key(const int32_t* keys, Py_ssize_t n_items, Py_ssize_t n_keys,
+                       int64_t* key_start, int64_t* order, int n_threads) noexcept nogil:
+    """Counting sort of items 0 .. n_items - 1 by their keys (in 0 .. n_keys - 1): key w's items
+    are ``order[key_start[w]:key_start[w + 1]]``, in increasing order. Each of ``n_threads``
+    contiguous chunks of items is counted and placed by its own thread, the chunks in order, so
+    the result does not depend on the threads. Returns 1 when scratch space cannot be
+    allocated, else 0."""
+    cdef Py_ssize_t chunk = (n_items + n_threads - 1) // n_threads, c, t, w
+    cdef int64_t total, count
+    cdef int64_t* offset = <int64_t*> calloc(n_threads * n_keys, sizeof(int64_t))
+    if offset == NULL:
+        return 1
+    for c in prange(n_threads, num_threads=n_threads, schedule="static"):
+        for t in range(c * chunk, min(n_items, (c + 1) * chunk)):
+            offset[c * n_keys + keys[t]] += 1
+    total = 0
+    for w in range(n_keys):           # chunk c of key w starts after chunks 0 .. c - 1
+        key_start[w] = total
+        for c in range(n_threads):
+            count = offset[c * n_keys + w]
+            offset[c * n_keys + w] = total
+            total = total + count
+    key_start[n_keys] = total
+    for c in prange(n_threads, num_threads=n_threads, schedule="static"):
+        for t in range(c * chunk, min(n_items, (c + 1) * chunk)):
+            w = keys[t]
+            order[offset[c * n_keys + w]] = t
+            offset[c * n_keys + w] += 1
+    free(offset)
+    return 0
+
+
+cdef int _count_by_word(const int64_t* word_start, const int64_t* order, Py_ssize_t n_words,
+                        const int32_t* kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
+                        const int64_t* slot_ptr, int32_t* out_topic, int64_t* out_count,
+                        int64_t* nnz, int n_threads) noexcept nogil:
+    """Word-topic counts of the kept assignments, one word at a time, in parallel over the
+    words: word w's distinct topics (increasing) and counts go to ``out_topic/out_count[
+    slot_ptr[w]:]``, their number to ``nnz[w]``. Returns 1 when scratch space cannot be
+    allocated, else 0."""
+    cdef Py_ssize_t w, s, j, m, k, topic
     cdef int64_t* counts = NULL
     cdef int32_t* touched = NULL
-    if word_start == NULL or cursor == NULL or order == NULL:
-        out_of_memory[0] = 1
-        free(word_start)
-        free(cursor)
-        free(order)
-        return
-    for w in range(n_words + 1):
-        word_start[w] = 0
-    for t in range(n_tokens):
-        word_start[word_ids[t] + 1] += 1
-    for w in range(n_words):
-        word_start[w + 1] += word_start[w]
-        cursor[w] = word_start[w]
-    for t in range(n_tokens):
-        order[cursor[word_ids[t]]] = t
-        cursor[word_ids[t]] += 1
+    cdef int failed = 0
+    cdef int* failed_ptr = &failed      # shared: a plain int assigned in the block is private
     with parallel(num_threads=n_threads):
-        counts = <int64_t*> malloc(n_topics * sizeof(int64_t))
+        counts = <int64_t*> calloc(n_topics, sizeof(int64_t))
         touched = <int32_t*> malloc(n_topics * sizeof(int32_t))
         if counts == NULL or touched == NULL:
-            out_of_memory[0] = 1
-        else:
-            for topic in range(n_topics):
-                counts[topic] = 0
+            failed_ptr[0] = 1
         for w in prange(n_words, schedule="dynamic"):
             if counts == NULL or touched == NULL:
                 continue
             m = 0
             for j in range(word_start[w], word_start[w + 1]):
-                t = order[j]
                 for s in range(n_kept):
-                    k = kept[t * n_kept + s]
+                    k = kept[order[j] * n_kept + s]
                     if counts[k] == 0:
                         touched[m] = <int32_t> k
                         m = m + 1
                     counts[k] += 1
-            qsort(touched, m, sizeof(int32_t), &_compare_int32)
+            if m * 16 < n_topics:           # few topics: sort them; else scan all in order
+                qsort(touched, m, sizeof(int32_t), &_compare_int32)
+            else:
+                m = 0
+                for topic in range(n_topics):
+                    if counts[topic] > 0:
+                        touched[m] = <int32_t> topic
+                        m = m + 1
             for j in range(m):
                 k = touched[j]
                 out_topic[slot_ptr[w] + j] = <int32_t> k
@@ -391,9 +408,7 @@ cdef void _count_by_word(const int32_t* word_ids, Py_ssize_t n_tokens, Py_ssize_
             nnz[w] = m
         free(counts)
         free(touched)
-    free(word_start)
-    free(cursor)
-    free(order)
+    return failed
 
 
 ctypedef fused index_t:
@@ -408,6 +423,65 @@ cdef Py_ssize_t _first_outside(const index_t[::1] values, Py_ssize_t upper) noex
         if values[i] < 0 or values[i] >= upper:
             return i
     return -1
+
+
+def csr_token_arrays(const int64_t[::1] indptr, const index_t[::1] indices,
+                     const int64_t[::1] counts, Py_ssize_t n_columns, int n_jobs=1):
+    """The token arrays of a CSR count matrix (``simplexsg.gibbs.csr_to_tokens``).
+
+    ``indptr`` (n_docs + 1,), ``indices`` and ``counts`` (nnz,) >= 0: a CSR matrix of
+    ``n_columns`` columns (indices need not be sorted; duplicates add up). Returns ``(doc_ptr
+    int64 (n_docs + 1,), word_ids int32 (n_tokens,), vocab int64 (W_b,))``: document d's tokens
+    are ``word_ids[doc_ptr[d]:doc_ptr[d + 1]]``, entry by entry, an entry of count c giving c
+    tokens; ``word_ids`` index the sorted columns ``vocab`` with a positive count. The tokens are
+    written on ``n_jobs`` threads over the documents; the result does not depend on them.
+    """
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1, nnz = indices.shape[0], d, e, w, c
+    cdef Py_ssize_t bad = -1, n_vocab = 0
+    if n_docs < 0 or counts.shape[0] != nnz or indptr[0] != 0 or indptr[n_docs] != nnz:
+        raise ValueError(f"indptr must run from 0 to {nnz}, the entries of indices and counts")
+    with nogil:
+        for d in range(n_docs):
+            if indptr[d + 1] < indptr[d]:
+                bad = d
+                break
+    if bad >= 0:
+        raise ValueError(f"indptr decreases at row {bad}")
+    cdef int32_t[::1] local = np.zeros(n_columns, dtype=np.int32)
+    cdef int64_t[::1] start = np.empty(nnz + 1, dtype=np.int64)   # first token of each entry
+    with nogil:
+        start[0] = 0
+        for e in range(nnz):
+            if not (0 <= indices[e] < n_columns and counts[e] >= 0):
+                bad = e
+                break
+            if counts[e] > 0:
+                local[indices[e]] = 1
+            start[e + 1] = start[e] + counts[e]
+        if bad < 0:
+            for w in range(n_columns):      # a column's local id, -1 where it has no tokens
+                if local[w]:
+                    local[w] = <int32_t> n_vocab
+                    n_vocab = n_vocab + 1
+                else:
+                    local[w] = -1
+    if bad >= 0:
+        raise ValueError(f"entry {bad}: column {indices[bad]} (of {n_columns}), count "
+                         f"{counts[bad]}; need a column in range and a count >= 0")
+    cdef int64_t[::1] vocab = np.empty(n_vocab, dtype=np.int64)
+    cdef int64_t[::1] doc_ptr = np.empty(n_docs + 1, dtype=np.int64)
+    cdef int32_t[::1] word_ids = np.empty(start[nnz], dtype=np.int32)
+    with nogil:
+        for w in range(n_columns):
+            if local[w] >= 0:
+                vocab[local[w]] = w
+        for d in range(n_docs + 1):
+            doc_ptr[d] = start[indptr[d]]
+    for d in prange(n_docs, nogil=True, num_threads=max(1, n_jobs), schedule="static"):
+        for e in range(indptr[d], indptr[d + 1]):
+            for c in range(start[e], start[e + 1]):
+                word_ids[c] = local[indices[e]]
+    return np.asarray(doc_ptr), np.asarray(word_ids), np.asarray(vocab)
 
 
 def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
@@ -576,22 +650,84 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
 def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
                        const int32_t[::1] kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
                        int n_jobs):
-    """(indptr, topics, counts) of the word-topic counts of the kept assignments."""
-    cdef Py_ssize_t n_tokens = word_ids.shape[0], w
-    lengths = np.bincount(word_ids, minlength=n_words).astype(np.int64)
-    slots = np.minimum(lengths * n_kept, n_topics)        # most distinct topics per word
-    cdef int64_t[::1] slot_ptr = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
-    cdef int32_t[::1] out_topic = np.empty(slot_ptr[n_words], dtype=np.int32)
-    cdef int64_t[::1] out_count = np.empty(slot_ptr[n_words], dtype=np.int64)
-    cdef int64_t[::1] nnz = np.zeros(n_words, dtype=np.int64)
-    cdef int out_of_memory = 0
-    if n_tokens and n_words:
-        _count_by_word(&word_ids[0], n_tokens, n_words, &kept[0], n_kept, n_topics,
-                       &slot_ptr[0], &out_topic[0], &out_count[0], &nnz[0], &out_of_memory,
-                       <int> min(n_jobs, n_words))
-    if out_of_memory:
+    """(indptr, topics, counts) of the word-topic counts of the kept assignments (the return
+    value of ``gibbs_sweeps``); every stage runs on ``n_jobs`` threads, with a result that does
+    not depend on them."""
+    cdef Py_ssize_t n_tokens = word_ids.shape[0], w, j
+    cdef int n_threads = <int> max(1, min(n_jobs, n_words))
+    cdef int64_t[::1] word_start = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int64_t[::1] order = np.empty(n_tokens, dtype=np.int64)
+    cdef int64_t[::1] slot_ptr = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int64_t[::1] indptr = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int failed = 0
+    if n_tokens == 0 or n_words == 0:
+        return np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
+    with nogil:
+        failed = _group_by_key(&word_ids[0], n_tokens, n_words, &word_start[0], &order[0],
+                               n_threads)
+        for w in range(n_words):            # room for each word's distinct topics
+            slot_ptr[w + 1] = slot_ptr[w] + min((word_start[w + 1] - word_start[w]) * n_kept,
+                                                n_topics)
+    if failed:
         raise MemoryError("scratch space of the word-topic counts")
-    indptr = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int64)
-    used = np.repeat(np.asarray(slot_ptr[:n_words]), nnz) + (
-        np.arange(indptr[n_words]) - np.repeat(indptr[:n_words], nnz))
-    return indptr, np.asarray(out_topic)[used], np.asarray(out_count)[used]
+    cdef int32_t[::1] slot_topic = np.empty(slot_ptr[n_words], dtype=np.int32)
+    cdef int64_t[::1] slot_count = np.empty(slot_ptr[n_words], dtype=np.int64)
+    with nogil:
+        failed = _count_by_word(&word_start[0], &order[0], n_words, &kept[0], n_kept, n_topics,
+                                &slot_ptr[0], &slot_topic[0], &slot_count[0], &indptr[1],
+                                n_threads)
+        for w in range(n_words):            # indptr[w + 1] held word w's number of topics
+            indptr[w + 1] += indptr[w]
+    if failed:
+        raise MemoryError("scratch space of the word-topic counts")
+    cdef int32_t[::1] topics = np.empty(indptr[n_words], dtype=np.int32)
+    cdef int64_t[::1] counts = np.empty(indptr[n_words], dtype=np.int64)
+    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="static"):
+        for j in range(indptr[w + 1] - indptr[w]):
+            topics[indptr[w] + j] = slot_topic[slot_ptr[w] + j]
+            counts[indptr[w] + j] = slot_count[slot_ptr[w] + j]
+    return np.asarray(indptr), np.asarray(topics), np.asarray(counts)
+
+
+def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
+                     const int64_t[::1] counts, Py_ssize_t n_columns, int n_jobs=1):
+    """The transpose of a CSR matrix of counts (e.g. word-topic counts, rows the words, to
+    topic rows): ``(indptr int64 (n_columns + 1,), rows int64 (nnz,), counts
+    int64 (nnz,))``, each new row's entries in increasing order of the old rows. Runs on
+    ``n_jobs`` threads; the result does not depend on them."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, j, k
+    cdef int n_threads = <int> max(1, min(n_jobs, n_rows))
+    cdef Py_ssize_t bad = -1
+    if n_rows < 0 or counts.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] != nnz:
+        raise ValueError(f"indptr must run from 0 to {nnz}, the entries of columns and counts")
+    with nogil:
+        for r in range(n_rows):
+            if indptr[r + 1] < indptr[r]:
+                bad = r
+                break
+    if bad >= 0:
+        raise ValueError(f"indptr decreases at row {bad}")
+    bad = _first_outside(columns, n_columns)
+    if bad >= 0:
+        raise ValueError(f"columns[{bad}] = {columns[bad]} is outside 0..{n_columns - 1}")
+    cdef int64_t[::1] start = np.empty(n_columns + 1, dtype=np.int64)
+    cdef int64_t[::1] order = np.empty(nnz, dtype=np.int64)
+    cdef int64_t[::1] row_of = np.empty(nnz, dtype=np.int64)
+    cdef int64_t[::1] rows = np.empty(nnz, dtype=np.int64)
+    cdef int64_t[::1] values = np.empty(nnz, dtype=np.int64)
+    cdef int failed = 0
+    if nnz == 0:
+        start[:] = 0
+        return np.asarray(start), np.asarray(rows), np.asarray(values)
+    for r in prange(n_rows, nogil=True, num_threads=n_threads, schedule="static"):
+        for e in range(indptr[r], indptr[r + 1]):
+            row_of[e] = r
+    with nogil:
+        failed = _group_by_key(&columns[0], nnz, n_columns, &start[0], &order[0], n_threads)
+    if failed:
+        raise MemoryError("scratch space of the transpose")
+    for k in prange(n_columns, nogil=True, num_threads=n_threads, schedule="static"):
+        for j in range(start[k], start[k + 1]):
+            rows[j] = row_of[order[j]]
+            values[j] = counts[order[j]]
+    return np.asarray(start), np.asarray(rows), np.asarray(values)

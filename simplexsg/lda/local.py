@@ -35,7 +35,7 @@ class ThreadExecutor:
         ``assignments``: the tokens' starting topics (warm start), or None. Returns
         ``LocalCounts``.
         """
-        tokens = csr_to_tokens(batch)
+        tokens = csr_to_tokens(batch, self.n_jobs)
         counts = sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                               streams=document_streams(seed, step, range(batch.shape[0])),
                               n_jobs=self.n_jobs, last_sweep=last_sweep,

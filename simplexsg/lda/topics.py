@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._ext._global_step import global_step
+from .._ext._lda_gibbs import transpose_counts
 from .._random import document_streams
 
 
@@ -75,9 +76,11 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
     (theta', local topics): new arrays of theta's shape and type; rows of the second sum to 1.
     """
     K, W = theta.shape
-    by_topic = sp.csr_array(counts.word_topic.T)          # (K, W), topics as rows
-    by_topic.sort_indices()
-    est_value = by_topic.data * (scale / counts.n_kept)
+    word_topic = counts.word_topic
+    est_ptr, est_word, est_count = transpose_counts(            # (K, W), topics as rows
+        word_topic.indptr.astype(np.int64, copy=False),
+        word_topic.indices.astype(np.int32, copy=False),
+        word_topic.data.astype(np.int64, copy=False), K, n_jobs)
     streams = document_streams(seed, step, range(K))
     theta_out = np.empty_like(theta)
     local_out = np.empty_like(theta)
@@ -85,10 +88,9 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
     if average is not None and average.open(step):
         average_in = average.current
         average_out = np.empty_like(theta)
-    global_step(theta, float(beta), by_topic.indptr.astype(np.int64, copy=False),
-                by_topic.indices.astype(np.int64, copy=False), est_value, float(h),
-                sampler == "sgrld", local_mean, streams.addresses, theta_out, local_out,
-                average_in, average_out, n_jobs)
+    global_step(theta, float(beta), est_ptr, est_word, est_count * (scale / counts.n_kept),
+                float(h), sampler == "sgrld", local_mean, streams.addresses, theta_out,
+                local_out, average_in, average_out, n_jobs)
     if average_out is not None:
         average.record(average_out)
     return theta_out, local_out

@@ -425,6 +425,23 @@ cdef Py_ssize_t _first_outside(const index_t[::1] values, Py_ssize_t upper) noex
     return -1
 
 
+cdef int _check_indptr(const int64_t[::1] indptr, Py_ssize_t nnz, Py_ssize_t n_values) except -1:
+    """Raise ValueError unless the CSR row pointers ``indptr`` run from 0 to ``nnz`` without
+    decreasing and the values array has ``nnz`` entries too."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, r, bad = -1
+    if n_rows < 0 or n_values != nnz or indptr[0] != 0 or indptr[n_rows] != nnz:
+        raise ValueError(f"indptr must run from 0 to {nnz}, the entries of the index and value "
+                         "arrays")
+    with nogil:
+        for r in range(n_rows):
+            if indptr[r + 1] < indptr[r]:
+                bad = r
+                break
+    if bad >= 0:
+        raise ValueError(f"indptr decreases at row {bad}")
+    return 0
+
+
 def csr_token_arrays(const int64_t[::1] indptr, const index_t[::1] indices,
                      const int64_t[::1] counts, Py_ssize_t n_columns, int n_jobs=1):
     """The token arrays of a CSR count matrix (``simplexsg.gibbs.csr_to_tokens``).
@@ -438,15 +455,7 @@ def csr_token_arrays(const int64_t[::1] indptr, const index_t[::1] indices,
     """
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1, nnz = indices.shape[0], d, e, w, c
     cdef Py_ssize_t bad = -1, n_vocab = 0
-    if n_docs < 0 or counts.shape[0] != nnz or indptr[0] != 0 or indptr[n_docs] != nnz:
-        raise ValueError(f"indptr must run from 0 to {nnz}, the entries of indices and counts")
-    with nogil:
-        for d in range(n_docs):
-            if indptr[d + 1] < indptr[d]:
-                bad = d
-                break
-    if bad >= 0:
-        raise ValueError(f"indptr decreases at row {bad}")
+    _check_indptr(indptr, nnz, counts.shape[0])
     cdef int32_t[::1] local = np.zeros(n_columns, dtype=np.int32)
     cdef int64_t[::1] start = np.empty(nnz + 1, dtype=np.int64)   # first token of each entry
     with nogil:
@@ -697,17 +706,8 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
     ``n_jobs`` threads; the result does not depend on them."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, j, k
     cdef int n_threads = <int> max(1, min(n_jobs, n_rows))
-    cdef Py_ssize_t bad = -1
-    if n_rows < 0 or counts.shape[0] != nnz or indptr[0] != 0 or indptr[n_rows] != nnz:
-        raise ValueError(f"indptr must run from 0 to {nnz}, the entries of columns and counts")
-    with nogil:
-        for r in range(n_rows):
-            if indptr[r + 1] < indptr[r]:
-                bad = r
-                break
-    if bad >= 0:
-        raise ValueError(f"indptr decreases at row {bad}")
-    bad = _first_outside(columns, n_columns)
+    _check_indptr(indptr, nnz, counts.shape[0])
+    cdef Py_ssize_t bad = _first_outside(columns, n_columns)
     if bad >= 0:
         raise ValueError(f"columns[{bad}] = {columns[bad]} is outside 0..{n_columns - 1}")
     cdef int64_t[::1] start = np.empty(n_columns + 1, dtype=np.int64)

@@ -176,6 +176,34 @@ class Stream:
         return iter(self.bow)
 
 
+class SlowStream(Stream):
+    """A stream whose reading advances ``clock`` by ``seconds`` a document."""
+
+    def __init__(self, X, clock, seconds):
+        super().__init__(X)
+        self.clock, self.seconds = clock, seconds
+
+    def __iter__(self):
+        for document in self.bow:
+            self.clock.now += self.seconds
+            yield document
+
+
+def test_reading_a_stream_counts_as_training_time(corpus, monkeypatch):
+    # 6 steps of 1 s each (two clock reads a step), plus 300 documents read at 0.01 s each
+    clock = FakeClock(0.5)
+    monkeypatch.setattr(training, "perf_counter", clock)
+    X_train = corpus[0]
+    lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_iter=1, total_samples=300, random_state=0)
+    lda.fit(SlowStream(X_train, clock, 0.01), id2word=dict.fromkeys(range(X_train.shape[1])))
+    assert lda.n_batch_iter_ == 6
+    assert lda.training_seconds_ == pytest.approx(6 * 0.5 + 300 * 0.01)
+    # and a time budget stops on it: 0.5 s a step, but the first minibatch takes 2.5 s to read
+    lda.set_params(max_time=2.0, max_iter=None)
+    lda.fit(SlowStream(X_train, clock, 0.01), id2word=dict.fromkeys(range(X_train.shape[1])))
+    assert (lda.stop_reason_, lda.n_batch_iter_) == ("max_time", 1)
+
+
 def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monkeypatch):
     X_train, X_test = corpus
     vocabulary = dict.fromkeys(range(X_train.shape[1]))

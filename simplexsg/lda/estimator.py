@@ -117,7 +117,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         (the reasoning at ``DEFAULT_PASSES``). A streamed corpus always starts cold.
     max_time : float, default None
         Training budget in seconds: ``fit`` stops at the end of the first step that reaches it
-        (so it overruns by less than one step); evaluations (``evaluate_every``, the
+        (so it overruns by less than one step); a step's time includes reading its minibatch
+        (a streamed corpus is parsed as it is read); evaluations (``evaluate_every``, the
         convergence check) are not counted.
     tol : float in [0, 1) or None, default None
         Convergence check (None: none): after each pass, ``components_`` (the running posterior mean) are
@@ -207,7 +208,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     interrupted_ : True while a fit is unfinished (after an interruption, in a checkpoint):
         the model holds the state after its last completed step, ``components_`` consistent
         with it, and ``warm_start=True`` resumes it.
-    training_seconds_ : seconds ``fit`` spent training (evaluations excluded).
+    training_seconds_ : seconds ``fit`` spent training, reading a streamed corpus included
+        (evaluations excluded).
     monitor_history_ : list of dicts (step, perplexity) of the convergence check.
     burn_in_ : the first step averaged into ``components_``.
     batch_size_ : documents per minibatch of ``fit``; total_samples_ : the corpus size D.

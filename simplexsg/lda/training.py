@@ -60,6 +60,19 @@ def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
         yield indices, corpus[indices]
 
 
+def _clocked(items):
+    """Yield (``perf_counter()`` just before the item was asked for, item) for each of
+    ``items``."""
+    items = iter(items)
+    while True:
+        asked = perf_counter()
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        yield asked, item
+
+
 class Trainer:
     """The loop of one ``fit`` or ``partial_fit`` call on ``model`` with the resolved
     parameters ``params`` (``LDA._check_params``). ``executor``: where the local step runs
@@ -84,9 +97,10 @@ class Trainer:
             while model.stop_reason_ is None and model._run.epoch < run.end_epoch:
                 batches = minibatches(corpus, run.batch_size, model.random_state_,
                                       model._run.epoch, model.shuffle_buffer)
-                for doc_indices, batch in itertools.islice(batches, model._run.step, None):
+                for asked, (doc_indices, batch) in _clocked(
+                        itertools.islice(batches, model._run.step, None)):
                     with self.transaction():
-                        self._fit_step(batch, doc_indices, heldout)
+                        self._fit_step(batch, doc_indices, heldout, asked)
                     if progress is not None:
                         progress.update(1)
                     if (params["checkpoint_every"]
@@ -129,16 +143,16 @@ class Trainer:
             state.update(saved)
             raise
 
-    def _fit_step(self, batch, doc_indices, heldout):
-        """One step of ``fit``: the step itself, the warm-start store, the clock, the position
-        in the pass, the ``evaluate_every`` history."""
+    def _fit_step(self, batch, doc_indices, heldout, asked):
+        """One step of ``fit``: the step itself, the warm-start store, the clock (from
+        ``asked``, when the minibatch was asked for: reading and parsing a streamed corpus
+        count as training), the position in the pass, the ``evaluate_every`` history."""
         model = self.model
-        start = perf_counter()
         store = model._assignments
         z = self.step(batch, doc_indices, None if store is None else store.gather(doc_indices))
         if store is not None:
             store.scatter(doc_indices, z)
-        model.training_seconds_ += perf_counter() - start
+        model.training_seconds_ += perf_counter() - asked
         model._run = model._run.advance()
         self._maybe_evaluate(heldout)
 

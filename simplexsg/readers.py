@@ -8,22 +8,26 @@ block of lines at a time, whatever the number of documents. Malformed input rais
 naming the file and line.
 """
 import gzip
+import io
+import warnings
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-#: Lines parsed at a time.
-CHUNK_LINES = 1 << 16
+#: Lines parsed at a time (LDA-C), and bytes of whole lines at a time (UCI).
+CHUNK_LINES, CHUNK_BYTES = 1 << 16, 1 << 22
 
 
-def _open(path):
-    """A text file handle, through gzip when the file starts with gzip's magic bytes."""
+def _open(path, binary=False):
+    """A text (or binary) file handle, through gzip when the file starts with gzip's magic
+    bytes."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
-    return (gzip.open(path, "rt", encoding="utf-8") if magic == b"\x1f\x8b"
-            else open(path, encoding="utf-8"))
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb") if binary else gzip.open(path, "rt", encoding="utf-8")
+    return open(path, "rb") if binary else open(path, encoding="utf-8")
 
 
 def _read_vocabulary(vocab_path, n_words=None, corpus_path=None):
@@ -34,6 +38,46 @@ def _read_vocabulary(vocab_path, n_words=None, corpus_path=None):
         raise ValueError(f"{vocab_path}: {len(words)} words, but {corpus_path} has "
                          f"W = {n_words}")
     return dict(enumerate(words))
+
+
+def _line_chunks(fh, size=CHUNK_BYTES):
+    """Bytes of whole lines from the binary file ``fh``, about ``size`` at a time; a last line
+    without its newline gets one."""
+    rest = b""
+    while chunk := fh.read(size):
+        data = rest + chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        rest = data[cut:]
+    if rest:
+        yield rest + b"\n"
+
+
+def _plain_triples(data):
+    """The (n, 3) int64 rows of ``data``, whole lines each of three unsigned integers that
+    single spaces separate, parsed at once (``np.fromstring``); None when any line has another
+    form (a blank line, a sign, a tab, CR LF, more or fewer fields, a number beyond int64), so
+    that the line-by-line parser, which names the line at fault, reads the chunk instead."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(codes == ord("\n"))
+    spaces = np.flatnonzero(codes == ord(" "))
+    n_digits = np.count_nonzero(codes - np.uint8(ord("0")) < 10)
+    if n_digits + spaces.size + ends.size != codes.size or spaces.size != 2 * ends.size:
+        return None
+    # two spaces a line: line k holds spaces 2k and 2k + 1
+    line_starts = ends - np.diff(ends, prepend=-1) + 1
+    if not ((spaces[1::2] < ends).all() and (spaces[::2] >= line_starts).all()):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # numpy warns where it stops parsing
+        try:
+            values = np.fromstring(data, dtype=np.int64, sep=" ")
+        except (DeprecationWarning, ValueError):
+            return None
+    if values.size != 3 * ends.size or values.max(initial=0) == np.iinfo(np.int64).max:
+        return None                                 # an empty field, or a number clipped
+    return values.reshape(-1, 3)
 
 
 def check_uci_triples(triples, n_docs, n_words, path, line_numbers):
@@ -90,13 +134,13 @@ class UCIBowCorpus:
 
     def _triples(self):
         """(n, 3) int64 blocks of the data lines (docID, wordID, count), checked."""
-        with _open(self.path) as fh:
-            for _ in islice(fh, 3):
-                pass
+        with _open(self.path, binary=True) as fh:
+            for _ in range(3):
+                fh.readline()
             line, last_doc, count = 4, 0, 0
-            while lines := list(islice(fh, CHUNK_LINES)):
-                numbers, block = self._parse(lines, line)
-                line += len(lines)
+            for data in _line_chunks(fh):
+                numbers, block, n_lines = self._parse(data, line)
+                line += n_lines
                 if not len(block):
                     continue
                 bad = np.flatnonzero(np.diff(np.concatenate([[last_doc], block[:, 0]])) < 0)
@@ -109,10 +153,18 @@ class UCIBowCorpus:
         if count != self.nnz:
             raise ValueError(f"{self.path}: header says NNZ = {self.nnz}, found {count} lines")
 
-    def _parse(self, lines, first_line):
-        """Line numbers and (n, 3) int64 triples of the non-blank ``lines``, checked. The
-        common case (no blank line, every line three integers) is one ``np.loadtxt`` call; the
-        line numbers are worked out only when a line is blank or malformed."""
+    def _parse(self, data, first_line):
+        """Line numbers and (n, 3) int64 triples of the non-blank lines of ``data`` (bytes of
+        whole lines, the first numbered ``first_line``), checked, and the number of lines. The
+        common case (every line three integers and two single spaces) is parsed at once
+        (``_plain_triples``); otherwise the lines are read as text, by one ``np.loadtxt`` call
+        when they all hold three integers, else one by one, so that a malformed line is named."""
+        block = _plain_triples(data)
+        if block is not None:
+            numbers = np.arange(first_line, first_line + len(block))
+            check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
+            return numbers, block, len(block)
+        lines = io.StringIO(data.decode("utf-8"), newline=None).readlines()
         try:
             block = np.loadtxt(lines, dtype=np.int64, ndmin=2)
         except ValueError:
@@ -129,7 +181,7 @@ class UCIBowCorpus:
                                      f"(three integers), got {text.strip()!r}")
             block = np.array([text.split() for text in texts], dtype=np.int64).reshape(-1, 3)
         check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
-        return numbers, block
+        return numbers, block, len(lines)
 
     def iter_csr(self, batch_size):
         """CSR int64 blocks of ``batch_size`` consecutive documents (the last may be smaller),

@@ -1,5 +1,6 @@
 """Lazy corpus readers (#11 item 1): UCI bag-of-words and LDA-C files streamed from disk."""
 import gzip
+import io
 import shutil
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from gensim.corpora import BleiCorpus, MmCorpus
 
-from simplexsg import SCIRLDA
+from simplexsg import SCIRLDA, readers
 from simplexsg.datasets import (LDACCorpus, UCIBowCorpus, load_uci_bow, make_lda_corpus,
                                 save_uci_bow)
 
@@ -80,6 +81,37 @@ def test_uci_corpus_names_the_malformed_line(tmp_path, body, message):
     corpus = UCIBowCorpus(write(tmp_path / "docword.txt", body))
     with pytest.raises(ValueError, match=message):
         list(corpus.iter_csr(2))
+
+
+@pytest.mark.parametrize("text", [
+    b"1 2 3\n\n4 5 6\n",              # a blank line
+    b"1 2 3\n-4 5 6\n",                # a sign
+    b"1 2 3\n4\t5 6\n",               # a tab
+    b"1 2 3\r\n4 5 6\r\n",           # CR LF
+    b"1 2 3\n4 5\n",                   # two fields
+    b"1 2 3 4\n5 6 7\n",               # four fields
+    b"1 2  3\n4 5 6\n",                # two spaces in a row
+    b" 1 2 3\n4 5 6 \n",               # leading and trailing spaces
+    b"1 2\n3 4 5 6\n",                 # fields that add up, lines that do not
+    b"1 2 99999999999999999999\n",     # beyond int64
+])
+def test_only_plain_lines_are_parsed_at_once(text):
+    assert readers._plain_triples(text) is None
+    np.testing.assert_array_equal(readers._plain_triples(b"1 2 3\n40 5 600\n"),
+                                  [[1, 2, 3], [40, 5, 600]])
+
+
+def test_chunks_of_whole_lines_and_line_numbers_across_them(tmp_path, monkeypatch):
+    chunks = list(readers._line_chunks(io.BytesIO(b"12 3\n4 56\n7 8 9"), size=4))
+    assert b"".join(chunks) == b"12 3\n4 56\n7 8 9\n"
+    assert all(chunk.endswith(b"\n") for chunk in chunks)
+    # a malformed line far into the file is named, whatever the chunks
+    body = "3\n4\n60\n" + "1 1 1\n" * 40 + "1 1 x\n" + "1 1 1\n" * 19
+    line_chunks = readers._line_chunks
+    for size in (7, 64, 1 << 20):
+        monkeypatch.setattr(readers, "_line_chunks", lambda fh, size=size: line_chunks(fh, size))
+        with pytest.raises(ValueError, match="line 44: expected"):
+            list(UCIBowCorpus(write(tmp_path / "docword.txt", body)).iter_csr(2))
 
 
 def test_uci_corpus_rejects_a_bad_header_or_vocabulary(tmp_path):

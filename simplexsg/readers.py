@@ -9,12 +9,13 @@ naming the file and line.
 """
 import gzip
 import io
-import warnings
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._ext._uci import plain_triples, triples_valid
 
 #: Lines parsed at a time (LDA-C), and bytes of whole lines at a time (UCI).
 CHUNK_LINES, CHUNK_BYTES = 1 << 16, 1 << 22
@@ -52,32 +53,6 @@ def _line_chunks(fh, size=CHUNK_BYTES):
         rest = data[cut:]
     if rest:
         yield rest + b"\n"
-
-
-def _plain_triples(data):
-    """The (n, 3) int64 rows of ``data``, whole lines each of three unsigned integers that
-    single spaces separate, parsed at once (``np.fromstring``); None when any line has another
-    form (a blank line, a sign, a tab, CR LF, more or fewer fields, a number beyond int64), so
-    that the line-by-line parser, which names the line at fault, reads the chunk instead."""
-    codes = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(codes == ord("\n"))
-    spaces = np.flatnonzero(codes == ord(" "))
-    n_digits = np.count_nonzero(codes - np.uint8(ord("0")) < 10)
-    if n_digits + spaces.size + ends.size != codes.size or spaces.size != 2 * ends.size:
-        return None
-    # two spaces a line: line k holds spaces 2k and 2k + 1
-    line_starts = ends - np.diff(ends, prepend=-1) + 1
-    if not ((spaces[1::2] < ends).all() and (spaces[::2] >= line_starts).all()):
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")              # numpy warns where it stops parsing
-        try:
-            values = np.fromstring(data, dtype=np.int64, sep=" ")
-        except (DeprecationWarning, ValueError):
-            return None
-    if values.size != 3 * ends.size or values.max(initial=0) == np.iinfo(np.int64).max:
-        return None                                 # an empty field, or a number clipped
-    return values.reshape(-1, 3)
 
 
 def check_uci_triples(triples, n_docs, n_words, path, line_numbers):
@@ -133,7 +108,8 @@ class UCIBowCorpus:
         return _documents(self.iter_csr(1024))
 
     def _triples(self):
-        """(n, 3) int64 blocks of the data lines (docID, wordID, count), checked."""
+        """(n, 3) int64 blocks of the data lines (docID, wordID, count), checked (in one pass,
+        ``triples_valid``; a chunk that fails is checked again to name its first bad line)."""
         with _open(self.path, binary=True) as fh:
             for _ in range(3):
                 fh.readline()
@@ -141,29 +117,33 @@ class UCIBowCorpus:
             for data in _line_chunks(fh):
                 numbers, block, n_lines = self._parse(data, line)
                 line += n_lines
-                if not len(block):
-                    continue
-                bad = np.flatnonzero(np.diff(np.concatenate([[last_doc], block[:, 0]])) < 0)
-                if bad.size:
-                    raise ValueError(f"{self.path}, line {numbers[bad[0]]}: docID "
-                                     f"{block[bad[0], 0]} after a larger one: streaming needs "
-                                     "lines sorted by docID (load_uci_bow reads any order)")
-                last_doc, count = int(block[-1, 0]), count + len(block)
-                yield block
+                if not triples_valid(block, last_doc, self.n_documents, self.n_features):
+                    self._name_first_bad_line(block, numbers, last_doc)
+                if len(block):
+                    last_doc, count = int(block[-1, 0]), count + len(block)
+                    yield block
         if count != self.nnz:
             raise ValueError(f"{self.path}: header says NNZ = {self.nnz}, found {count} lines")
 
+    def _name_first_bad_line(self, block, numbers, last_doc):
+        """Raise the ValueError that names the first line of ``block`` (line ``numbers[i]``
+        for row i) out of range, or whose docID is below the one before it (the first row's:
+        ``last_doc``)."""
+        check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
+        bad = int(np.flatnonzero(np.diff(block[:, 0], prepend=last_doc) < 0)[0])
+        raise ValueError(f"{self.path}, line {numbers[bad]}: docID {block[bad, 0]} after a "
+                         "larger one: streaming needs lines sorted by docID (load_uci_bow "
+                         "reads any order)")
+
     def _parse(self, data, first_line):
         """Line numbers and (n, 3) int64 triples of the non-blank lines of ``data`` (bytes of
-        whole lines, the first numbered ``first_line``), checked, and the number of lines. The
-        common case (every line three integers and two single spaces) is parsed at once
-        (``_plain_triples``); otherwise the lines are read as text, by one ``np.loadtxt`` call
+        whole lines, the first numbered ``first_line``), and the number of lines. The
+        common case (every line three integers and two single spaces) is parsed at once, in C
+        (``plain_triples``); otherwise the lines are read as text, by one ``np.loadtxt`` call
         when they all hold three integers, else one by one, so that a malformed line is named."""
-        block = _plain_triples(data)
+        block = plain_triples(data)
         if block is not None:
-            numbers = np.arange(first_line, first_line + len(block))
-            check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
-            return numbers, block, len(block)
+            return range(first_line, first_line + len(block)), block, len(block)
         lines = io.StringIO(data.decode("utf-8"), newline=None).readlines()
         try:
             block = np.loadtxt(lines, dtype=np.int64, ndmin=2)
@@ -180,31 +160,37 @@ class UCIBowCorpus:
                     raise ValueError(f"{self.path}, line {n}: expected 'docID wordID count' "
                                      f"(three integers), got {text.strip()!r}")
             block = np.array([text.split() for text in texts], dtype=np.int64).reshape(-1, 3)
-        check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
         return numbers, block, len(lines)
 
     def iter_csr(self, batch_size):
         """CSR int64 blocks of ``batch_size`` consecutive documents (the last may be smaller),
         ``n_features`` columns, in docID order."""
-        pending = np.empty((0, 3), dtype=np.int64)
+        pending = [np.empty((0, 3), dtype=np.int64)]  # chunks of triples not in a block yet
         first = 0                                     # 0-based first document of the next block
 
-        def block(triples, first, n_rows):
-            return sp.csr_matrix((triples[:, 2], (triples[:, 0] - 1 - first, triples[:, 1] - 1)),
-                                 shape=(n_rows, self.n_features), dtype=np.int64)
+        def block(n_rows):
+            """The CSR block of the next n_rows documents, and the triples after them."""
+            triples = np.concatenate(pending)
+            # sorted by docID (1-based): row r starts at the first docID >= first + 1 + r
+            indptr = np.searchsorted(triples[:, 0], np.arange(first + 1, first + n_rows + 2))
+            cut = indptr[-1]
+            X = sp.csr_matrix((triples[:cut, 2].copy(), triples[:cut, 1] - 1, indptr),
+                              shape=(n_rows, self.n_features))
+            X.sum_duplicates()                        # a repeated (doc, word) pair is summed
+            return X, triples[cut:]
 
         for triples in self._triples():
-            pending = np.concatenate([pending, triples])
+            pending.append(triples)
             # documents up to the last docID seen may still continue in the next lines
-            while pending[-1, 0] - 1 >= first + batch_size:
-                cut = np.searchsorted(pending[:, 0] - 1, first + batch_size)
-                yield block(pending[:cut], first, batch_size)
-                pending, first = pending[cut:], first + batch_size
+            while triples[-1, 0] - 1 >= first + batch_size:
+                X, rest = block(batch_size)
+                yield X
+                pending, first = [rest], first + batch_size
         while first < self.n_documents:
             n_rows = min(batch_size, self.n_documents - first)
-            cut = np.searchsorted(pending[:, 0] - 1, first + n_rows)
-            yield block(pending[:cut], first, n_rows)
-            pending, first = pending[cut:], first + n_rows
+            X, rest = block(n_rows)
+            yield X
+            pending, first = [rest], first + n_rows
 
 
 class LDACCorpus:

@@ -3,12 +3,17 @@ import gzip
 import io
 import shutil
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from gensim.corpora import BleiCorpus, MmCorpus
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simplexsg import SCIRLDA, readers
+from simplexsg._ext._uci import plain_triples
 from simplexsg.datasets import (LDACCorpus, UCIBowCorpus, load_uci_bow, make_lda_corpus,
                                 save_uci_bow)
 
@@ -96,22 +101,61 @@ def test_uci_corpus_names_the_malformed_line(tmp_path, body, message):
     b"1 2 99999999999999999999\n",     # beyond int64
 ])
 def test_only_plain_lines_are_parsed_at_once(text):
-    assert readers._plain_triples(text) is None
-    np.testing.assert_array_equal(readers._plain_triples(b"1 2 3\n40 5 600\n"),
+    assert plain_triples(text) is None
+    np.testing.assert_array_equal(plain_triples(b"1 2 3\n40 5 600\n"),
                                   [[1, 2, 3], [40, 5, 600]])
+
+
+PLAIN_LINE = re.compile(rb"([0-9]+) ([0-9]+) ([0-9]+)")
+
+
+def reference_triples(data):
+    """What plain_triples must return, line by line in Python: the triples when every line
+    of ``data`` (ending in a newline) is plain and fits int64, else None."""
+    rows = []
+    for line in data.split(b"\n")[:-1]:
+        match = PLAIN_LINE.fullmatch(line)
+        if match is None or any(int(g) > np.iinfo(np.int64).max for g in match.groups()):
+            return None
+        rows.append([int(g) for g in match.groups()])
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, np.iinfo(np.int64).max)] * 3), max_size=20))
+def test_plain_triples_parses_every_int64(rows):
+    data = b"".join(b"%d %d %d\n" % row for row in rows)
+    np.testing.assert_array_equal(plain_triples(data), np.array(rows, dtype=np.int64).reshape(-1, 3))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("0123456789 \n\t\r-", max_size=60).map(lambda t: t.encode() + b"\n"),
+       st.sampled_from([b"", b"9223372036854775807 1 1\n", b"9223372036854775808 1 1\n"]))
+def test_plain_triples_agrees_with_a_line_by_line_parser(text, prefix):
+    data = prefix + text
+    expected = reference_triples(data)
+    found = plain_triples(data)
+    if expected is None:
+        assert found is None
+    else:
+        np.testing.assert_array_equal(found, expected)
 
 
 def test_chunks_of_whole_lines_and_line_numbers_across_them(tmp_path, monkeypatch):
     chunks = list(readers._line_chunks(io.BytesIO(b"12 3\n4 56\n7 8 9"), size=4))
     assert b"".join(chunks) == b"12 3\n4 56\n7 8 9\n"
     assert all(chunk.endswith(b"\n") for chunk in chunks)
-    # a malformed line far into the file is named, whatever the chunks
-    body = "3\n4\n60\n" + "1 1 1\n" * 40 + "1 1 x\n" + "1 1 1\n" * 19
+    # a malformed line far into the file is named, whatever the chunks; so is a docID below
+    # the one before it, also where the two lines fall in different chunks
+    bodies = {"line 44: expected": "3\n4\n60\n" + "1 1 1\n" * 40 + "1 1 x\n" + "1 1 1\n" * 19,
+              "line 44: docID 1 after a larger one":
+              "3\n4\n60\n" + "1 1 1\n" * 20 + "2 1 1\n" * 20 + "1 1 1\n" * 20}
     line_chunks = readers._line_chunks
     for size in (7, 64, 1 << 20):
         monkeypatch.setattr(readers, "_line_chunks", lambda fh, size=size: line_chunks(fh, size))
-        with pytest.raises(ValueError, match="line 44: expected"):
-            list(UCIBowCorpus(write(tmp_path / "docword.txt", body)).iter_csr(2))
+        for message, body in bodies.items():
+            with pytest.raises(ValueError, match=message):
+                list(UCIBowCorpus(write(tmp_path / "docword.txt", body)).iter_csr(2))
 
 
 def test_uci_corpus_rejects_a_bad_header_or_vocabulary(tmp_path):

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ._random import check_generator
-from .readers import LDACCorpus, UCIBowCorpus, check_uci_triples
+from .readers import LDACCorpus, UCIBowCorpus
 
 __all__ = ["LDACCorpus", "UCIBowCorpus", "load_msweb", "load_uci_bow", "load_wiki_sample",
            "make_lda_corpus", "make_multinomial_mixture", "save_uci_bow"]
@@ -134,23 +134,15 @@ def load_uci_bow(docword_path, vocab_path=None):
 
     docword: three header lines D, W, NNZ, then NNZ lines "docID wordID count" (1-based ids).
     vocab: W lines, one word per line, the word of wordID = line number. Repeated (doc, word)
-    pairs are summed. Returns ``(X, vocabulary)``: X (D, W) CSR int64 and the (W,) str array, or
-    None without ``vocab_path``. Raises ValueError naming the file and line for malformed input.
+    pairs are summed, and the lines may come in any order. Returns ``(X, vocabulary)``: X (D, W)
+    CSR int64 and the (W,) str array, or None without ``vocab_path``. Raises ValueError naming
+    the file and line for malformed input. The lines are parsed as ``UCIBowCorpus`` parses
+    them (in C, a chunk at a time), then held in memory.
     """
-    docword_path = Path(docword_path)
-    rows = np.loadtxt(docword_path, dtype=np.int64, ndmin=1, max_rows=3)
-    if rows.shape != (3,):
-        raise ValueError(f"{docword_path}: expected three header lines D, W, NNZ")
-    n_docs, n_words, nnz = (int(v) for v in rows)
-    triples = np.loadtxt(docword_path, dtype=np.int64, skiprows=3, ndmin=2)
-    if triples.size == 0:
-        triples = triples.reshape(0, 3)
-    if triples.shape[1] != 3:
-        raise ValueError(f"{docword_path}: data lines must be 'docID wordID count', "
-                         f"found {triples.shape[1]} fields")
-    if triples.shape[0] != nnz:
-        raise ValueError(f"{docword_path}: header says NNZ = {nnz}, found {triples.shape[0]} lines")
-    check_uci_triples(triples, n_docs, n_words, docword_path, np.arange(4, 4 + len(triples)))
+    corpus = UCIBowCorpus(docword_path)
+    blocks = corpus.iter_triples(in_order=False)
+    triples = np.concatenate([np.empty((0, 3), dtype=np.int64), *blocks])
+    n_docs, n_words = corpus.n_documents, corpus.n_features
     X = sp.csr_matrix((triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)),
                       shape=(n_docs, n_words), dtype=np.int64)
     X.sum_duplicates()

@@ -107,9 +107,10 @@ class UCIBowCorpus:
     def __iter__(self):
         return _documents(self.iter_csr(1024))
 
-    def _triples(self):
+    def iter_triples(self, in_order=True):
         """(n, 3) int64 blocks of the data lines (docID, wordID, count), checked (in one pass,
-        ``triples_valid``; a chunk that fails is checked again to name its first bad line)."""
+        ``triples_valid``; a chunk that fails is checked again to name its first bad line);
+        ``in_order``: the docIDs must not decrease, as streaming needs."""
         with _open(self.path, binary=True) as fh:
             for _ in range(3):
                 fh.readline()
@@ -117,7 +118,8 @@ class UCIBowCorpus:
             for data in _line_chunks(fh):
                 numbers, block, n_lines = self._parse(data, line)
                 line += n_lines
-                if not triples_valid(block, last_doc, self.n_documents, self.n_features):
+                if not triples_valid(block, last_doc, self.n_documents, self.n_features,
+                                     in_order):
                     self._name_first_bad_line(block, numbers, last_doc)
                 if len(block):
                     last_doc, count = int(block[-1, 0]), count + len(block)
@@ -127,7 +129,7 @@ class UCIBowCorpus:
 
     def _name_first_bad_line(self, block, numbers, last_doc):
         """Raise the ValueError that names the first line of ``block`` (line ``numbers[i]``
-        for row i) out of range, or whose docID is below the one before it (the first row's:
+        for row i) out of range, else whose docID is below the one before it (the first row's:
         ``last_doc``)."""
         check_uci_triples(block, self.n_documents, self.n_features, self.path, numbers)
         bad = int(np.flatnonzero(np.diff(block[:, 0], prepend=last_doc) < 0)[0])
@@ -179,7 +181,7 @@ class UCIBowCorpus:
             X.sum_duplicates()                        # a repeated (doc, word) pair is summed
             return X, triples[cut:]
 
-        for triples in self._triples():
+        for triples in self.iter_triples():
             pending.append(triples)
             # documents up to the last docID seen may still continue in the next lines
             while triples[-1, 0] - 1 >= first + batch_size:

@@ -104,6 +104,10 @@ def test_uci_reader_rejects_malformed_files(tmp_path):
     check("2\n3\n2\n1 1 0\n2 3 1\n", "line 4: count 0")
     path.write_text("2\n3\n2\n1 1 2\n1 1 3\n")
     assert load_uci_bow(path)[0].toarray().tolist() == [[5, 0, 0], [0, 0, 0]]
+    # any order of the lines, and other whitespace than single spaces, as np.loadtxt took
+    for body in ("2 3 1\n1 1 2\n1 2 4\n", "2\t3 1\n1  1 2\r\n\n1 2 4\n"):
+        path.write_text("2\n3\n3\n" + body)
+        assert load_uci_bow(path)[0].toarray().tolist() == [[2, 4, 0], [0, 0, 1]]
     (tmp_path / "vocab.txt").write_text("a\nb\n")
     with pytest.raises(ValueError, match="2 words, but"):
         load_uci_bow(path, tmp_path / "vocab.txt")

@@ -71,19 +71,19 @@ def plain_triples(const unsigned char[::1] data):
 
 
 def triples_valid(const int64_t[:, ::1] triples, int64_t last_doc, int64_t n_docs,
-                  int64_t n_words):
-    """True when every row (docID, wordID, count) of ``triples`` has docID in [1, n_docs] and
-    not below the row before it (the first not below ``last_doc``), wordID in [1, n_words] and
-    count >= 1: the checks a streamed reader makes of each chunk, in one pass (the caller finds
-    and names the first bad line only when this is False)."""
+                  int64_t n_words, bint in_order=True):
+    """True when every row (docID, wordID, count) of ``triples`` has docID in [1, n_docs]
+    (``in_order``: and not below the row before it, the first not below ``last_doc``), wordID
+    in [1, n_words] and count >= 1: the checks a reader makes of each chunk, in one pass (the
+    caller finds and names the first bad line only when this is False)."""
     cdef bint valid
     with nogil:
-        valid = _valid(triples, last_doc, n_docs, n_words)
+        valid = _valid(triples, last_doc if in_order else 0, n_docs, n_words, in_order)
     return valid
 
 
 cdef bint _valid(const int64_t[:, ::1] triples, int64_t last_doc, int64_t n_docs,
-                 int64_t n_words) noexcept nogil:
+                 int64_t n_words, bint in_order) noexcept nogil:
     cdef Py_ssize_t i
     cdef int64_t doc
     for i in range(triples.shape[0]):
@@ -91,5 +91,6 @@ cdef bint _valid(const int64_t[:, ::1] triples, int64_t last_doc, int64_t n_docs
         if (doc < last_doc or doc < 1 or doc > n_docs or triples[i, 1] < 1
                 or triples[i, 1] > n_words or triples[i, 2] < 1):
             return False
-        last_doc = doc
+        if in_order:
+            last_doc = doc
     return True

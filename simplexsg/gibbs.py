@@ -136,7 +136,7 @@ def _check_int(name, value, minimum):
 
 def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_ids=None,
                        n_jobs=1, word_topic=True, last_sweep=False, assignments=None,
-                       direct_max=None):
+                       direct_margin=None):
     """Gibbs-sample every document's topic assignments with the topics fixed; average the counts.
 
     Per document: a sequential start (sweep 0) or a warm start from ``assignments``, then
@@ -181,10 +181,12 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
         ``0 .. K - 1`` starts from them (a warm start, e.g. its assignments at its last visit:
         the sweeps are the same Gibbs kernel, so its stationary law is unchanged). Not modified;
         the final assignments are returned in ``TopicCounts.assignments``.
-    direct_max : int or None
-        The kernel draws a document's tokens directly while it uses at most this many topics,
-        by rejection otherwise (``simplexsg._ext._lda_gibbs``); both draws are exact, so it
-        changes the speed, not the law. None: the kernel's default; -1: rejection always.
+    direct_margin : int or None
+        The kernel draws a token directly while its document uses at most this many topics
+        more than the token's word has top topics, by rejection otherwise
+        (``simplexsg._ext._lda_gibbs``); both draws are exact, so it changes the speed, not
+        the law. None: the kernel's default; ``_lda_gibbs.REJECTION_ALWAYS``: rejection
+        always.
 
     Returns
     -------
@@ -238,11 +240,12 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
     return sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                         streams=document_streams(seed, iteration, doc_ids), n_jobs=n_jobs,
                         word_topic=word_topic, last_sweep=last_sweep, assignments=assignments,
-                        direct_max=direct_max)
+                        direct_margin=direct_margin)
 
 
 def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
-                 word_topic=True, last_sweep=False, assignments=None, direct_max=None):
+                 word_topic=True, last_sweep=False, assignments=None,
+                 direct_margin=None):
     """``gibbs_topic_counts`` on trusted input: the training loop's local step.
 
     ``tokens``: a ``Tokens`` minibatch; ``topics``: float32 or float64 (K, W), finite and >= 0
@@ -257,7 +260,7 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
         tokens.doc_ptr, tokens.word_ids, tokens.vocab, np.ascontiguousarray(topics),
         np.ascontiguousarray(alpha, dtype=np.float64), streams.addresses, n_sweeps, burn_in,
         n_dk_sum, word_topic, n_jobs, n_dk_last, assignments,
-        *(() if direct_max is None else (direct_max,)))
+        *(() if direct_margin is None else (direct_margin,)))
     if word_topic:
         indptr, topic_ids, counts = word_topic_sums
         word_topic_sums = sp.csr_array((counts, topic_ids, indptr),

@@ -16,7 +16,8 @@ from scipy import stats
 from scipy.special import gammaln
 
 from simplexsg._ext._bitgen import bitgen_addresses
-from simplexsg._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps, transpose_counts
+from simplexsg._ext._lda_gibbs import (REJECTION_ALWAYS, csr_token_arrays, gibbs_sweeps,
+                                       transpose_counts)
 from simplexsg._random import document_streams
 from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts
 
@@ -117,15 +118,15 @@ def test_enumeration_is_the_stationary_law_of_the_sweep():
                                enumerated_law(PHI, ALPHA), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
-def test_mean_counts_match_enumeration(seed, direct_max):
+@pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
+def test_mean_counts_match_enumeration(seed, direct_margin):
     """Averaged n_dk and n_wk of 4000 independent copies vs the exact expectations.
 
     Standard errors: n_dk from the 4000 copies, n_wk from 100 groups of 40 copies.
     """
     n_docs, n_groups = 4000, 100
     X, topics = replicated_corpus(n_docs, n_groups)
-    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=40, burn_in=20, seed=seed, iteration=3)
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_margin=direct_margin, n_sweeps=40, burn_in=20, seed=seed, iteration=3)
 
     mean_dk = res.doc_topic.mean(axis=0)
     se_dk = res.doc_topic.std(axis=0, ddof=1) / np.sqrt(n_docs)
@@ -140,21 +141,21 @@ def test_mean_counts_match_enumeration(seed, direct_max):
     assert np.any(np.abs(mean_wk - WRONG[1]) > Z * se_wk)
 
 
-@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
-def test_single_word_topic_distribution(seed, direct_max):
+@pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
+def test_single_word_topic_distribution(seed, direct_margin):
     """With one kept sweep each copy contributes one draw of word 0's topic (it occurs once):
     the histogram over 4000 copies is chi-square tested against the exact marginal."""
     n_docs = 4000
     X, topics = replicated_corpus(n_docs, n_groups=10)
-    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=21, burn_in=20, seed=seed, iteration=0)
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_margin=direct_margin, n_sweeps=21, burn_in=20, seed=seed, iteration=0)
     observed = res.topic_word.reshape(K, 10, 3)[:, :, 0].sum(axis=1)
     assert observed.sum() == n_docs
     assert stats.chisquare(observed, n_docs * EXACT[2][0]).pvalue > P_MIN
     assert stats.chisquare(observed, n_docs * WRONG[2][0]).pvalue < P_MIN
 
 
-@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
-def test_warm_start_is_one_exact_sweep_from_the_given_state(seed, direct_max):
+@pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
+def test_warm_start_is_one_exact_sweep_from_the_given_state(seed, direct_margin):
     """A warm start from a fixed state followed by one sweep: the final assignments of 4000
     copies are chi-square tested against the exact one-sweep law from that state (a row of
     the sweep's transition matrix). The cold start (sequential start, then the sweep) gives
@@ -165,28 +166,28 @@ def test_warm_start_is_one_exact_sweep_from_the_given_state(seed, direct_max):
     start_index = int(np.flatnonzero((STATES == start).all(axis=1))[0])
     exact = sweep_matrix(PHI, ALPHA)[start_index]
     # tokens of a document in csr_to_tokens order: word 0, word 1 twice, word 2 = WORDS
-    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_margin=direct_margin, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
                              assignments=np.tile(start, n_docs))
     final = res.assignments.reshape(n_docs, len(WORDS))
     observed = np.bincount(final @ (K ** np.arange(len(WORDS))[::-1]), minlength=len(STATES))
     support = exact > 0
     assert observed[~support].sum() == 0
     assert stats.chisquare(observed[support], n_docs * exact[support]).pvalue > P_MIN
-    cold = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
+    cold = gibbs_topic_counts(X, topics, ALPHA, direct_margin=direct_margin, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
                               assignments=np.full(n_docs * len(WORDS), -1))
     cold = cold.assignments.reshape(n_docs, len(WORDS)) @ (K ** np.arange(len(WORDS))[::-1])
     cold = np.bincount(cold, minlength=len(STATES))
     assert stats.chisquare(cold[support], n_docs * exact[support]).pvalue < P_MIN
 
 
-@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
-def test_warm_started_chain_has_the_cold_chain_stationary_law(seed, direct_max):
+@pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
+def test_warm_started_chain_has_the_cold_chain_stationary_law(seed, direct_margin):
     """From the same unlikely state in every copy, 20 discarded and 20 kept sweeps: the mean
     n_dk and n_wk match the exact expectations (as for the cold start), and the counts of the
     returned assignments are those of the last sweep."""
     n_docs, n_groups = 4000, 100
     X, topics = replicated_corpus(n_docs, n_groups)
-    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=40, burn_in=20, seed=seed, iteration=3,
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_margin=direct_margin, n_sweeps=40, burn_in=20, seed=seed, iteration=3,
                              assignments=np.tile([2, 0, 0, 2], n_docs), last_sweep=True)
     mean_dk = res.doc_topic.mean(axis=0)
     se_dk = res.doc_topic.std(axis=0, ddof=1) / np.sqrt(n_docs)
@@ -327,7 +328,7 @@ def test_reproducible_and_independent_of_n_jobs(seed):
 
 
 def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_sweeps, burn_in,
-                     direct_max):
+                     direct_margin):
     """Pure-Python mirror of ``gibbs_sweeps``: same uniforms, same arithmetic, same order of
     the list of topics in use (swap-remove), so the outputs must be identical. Also counts how
     many draws ended in the exact fallback."""
@@ -368,7 +369,8 @@ def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_swe
                 top_cdf.append(top_mass)
             rest = eps * float(n_other - top_tokens)
             total = top_mass + mass + rest
-            for _ in range(0 if len(used) <= direct_max else 2 + len(used) // 8):
+            rejection = len(used) > len(top) + direct_margin
+            for _ in range(2 + len(used) // 8 if rejection else 0):
                 x = rng.random() * total
                 if x < top_mass:
                     return top[next(j for j, c in enumerate(top_cdf) if x < c)]
@@ -388,7 +390,7 @@ def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_swe
                 f = fit[k]
                 if rng.random() * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
                     return k
-            fallbacks += len(used) > direct_max
+            fallbacks += rejection
             count_total, used_cdf = 0.0, []
             for k in used:
                 count_total += float(n_dk[k]) * fit[k]
@@ -427,12 +429,13 @@ def reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha, bit_generators, n_swe
     return n_dk_sum, n_wk_sum, fallbacks
 
 
-@pytest.mark.parametrize("n_topics, direct_max", [(7, -1), (7, 3), (40, -1), (40, 8)])
-def test_kernel_matches_python_reference(seed, n_topics, direct_max):
+@pytest.mark.parametrize("n_topics, direct_margin",
+                         [(7, REJECTION_ALWAYS), (7, 0), (40, REJECTION_ALWAYS), (40, 4)])
+def test_kernel_matches_python_reference(seed, n_topics, direct_margin):
     """The kernel against its pure-Python mirror, bit for bit, on a corpus where both the
     rejection draws and the exact fallback occur (peaked topics: many proposals rejected);
-    ``direct_max`` -1 forces rejection, else documents switch between the two ways as their
-    number of topics crosses it. Word 3 has one top topic and a bound far above its other
+    ``direct_margin`` REJECTION_ALWAYS forces rejection, else tokens switch between the two ways
+    as their document's number of topics crosses their word's top topics plus the margin. Word 3 has one top topic and a bound far above its other
     topics (proposals from the document's other tokens mostly rejected). With 40 topics, word
     1 is equally likely under every topic (40 ties: no top topic), word 2 has 36 topics
     above the first cut-off, 1/32 (more than 32: its top topics are those past a higher one),
@@ -453,12 +456,12 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_max):
     gens = pcg64_streams(seed, len(doc_ptr) - 1)
     indptr, topic_ids, counts = gibbs_sweeps(doc_ptr, word_ids, vocab, phi, alpha,
                                              bitgen_addresses(gens), 5, 2, n_dk_sum, True, 2,
-                                             direct_max=direct_max)
+                                             direct_margin=direct_margin)
     n_wk_sum = sp.csr_array((counts, topic_ids, indptr), shape=(len(vocab), n_topics)).toarray()
     assert all((np.diff(topic_ids[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
     ref_dk, ref_wk, fallbacks = reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha,
                                                  pcg64_streams(seed, len(doc_ptr) - 1), 5, 2,
-                                                 direct_max)
+                                                 direct_margin)
     np.testing.assert_array_equal(n_dk_sum, ref_dk)
     np.testing.assert_array_equal(n_wk_sum, ref_wk)
     assert n_wk_sum[0, 3] == 0
@@ -604,14 +607,14 @@ def count_law(p):
     return rows, np.bincount(inverse.ravel(), weights=p, minlength=len(rows))
 
 
-@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
-def test_last_sweep_counts_follow_the_exact_conditional(seed, direct_max):
+@pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
+def test_last_sweep_counts_follow_the_exact_conditional(seed, direct_margin):
     """``doc_topic_last`` of 4000 copies of the toy document after 20 sweeps: one draw of n_dk
     each, chi-square tested against the law of n_dk under the enumerated p(z | words) (cells of
     expected count < 5 pooled); the wrong sampler's law is rejected by the same data."""
     n_docs = 4000
     X, topics = replicated_corpus(n_docs, n_groups=10)
-    res = gibbs_topic_counts(X, topics, ALPHA, direct_max=direct_max, n_sweeps=20, burn_in=10, seed=seed, iteration=2,
+    res = gibbs_topic_counts(X, topics, ALPHA, direct_margin=direct_margin, n_sweeps=20, burn_in=10, seed=seed, iteration=2,
                              last_sweep=True)
     last = res.doc_topic_last
     assert last.dtype == np.int64 and last.shape == (n_docs, K)
@@ -689,9 +692,9 @@ def test_document_streams_are_reproducible_uniform_and_independent():
         document_streams(seed, 0, [-3])
 
 
-@pytest.mark.parametrize("direct_max", [None, -1], ids=["direct", "rejection"])
+@pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
 @pytest.mark.parametrize("word", [0, 1, 2])
-def test_one_draw_is_the_exact_conditional_whichever_path_draws_it(seed, word, direct_max):
+def test_one_draw_is_the_exact_conditional_whichever_path_draws_it(seed, word, direct_margin):
     """One token drawn given 30 others fixed (a warm start and one sweep: the first token is
     drawn once, given the start of the others: 20 on topic 0, 10 on topic 1). Its topic over
     20000 copies is chi-square tested against ``(alpha_k + n_k) phi[k, w]``. Word 1 suits the
@@ -717,7 +720,7 @@ def test_one_draw_is_the_exact_conditional_whichever_path_draws_it(seed, word, d
     # tokens in csr_to_tokens order: the drawn word first, then word 3's 30 tokens
     start = np.array([0] + [0] * 20 + [1] * 10, dtype=np.int32)
     res = gibbs_topic_counts(X, topics, alpha, n_sweeps=1, burn_in=0, seed=seed, iteration=0,
-                             assignments=np.tile(start, n_docs), direct_max=direct_max)
+                             assignments=np.tile(start, n_docs), direct_margin=direct_margin)
     observed = np.bincount(res.assignments.reshape(n_docs, 31)[:, 0], minlength=n_topics)
     others = np.bincount(start[1:], minlength=n_topics)
     column = topics[:, word]

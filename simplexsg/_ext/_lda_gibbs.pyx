@@ -38,6 +38,11 @@ exact way of SparseLDA (Yao, Mimno and McCallum, 2009): the count part ``n_k f_k
 the topics the document uses, then the alpha part; every path returns an exact draw, so does
 their mixture. A token costs O(top topics of its word) when the word fits the document's topics
 (nearly every token, once the chain has moved) and O(topics in the document) at worst.
+
+Which way draws a token is chosen by comparing the two scans: directly (O(topics in use)) when
+the document uses at most ``direct_margin`` more topics than the word has top topics, by
+rejection (O(top topics) plus its proposals) otherwise. The choice depends only on the current
+state and the word, never on the draw itself, so each draw stays exact either way.
 Throughput against `lda` and tomotopy: benchmarks/gibbs_throughput.py.
 
 The word-topic counts are not incremented token by token in a (words x topics) array (a cache
@@ -62,9 +67,12 @@ ctypedef fused real:
 
 cdef enum:
     TOP_MAX = 32         # top topics kept per word
-    DIRECT_MAX = 24      # default: a document using at most this many topics: direct draws
+    DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
     WORD_BLOCK = 64      # words whose columns are gathered together
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
+#: ``direct_margin`` that makes every draw go the rejection way (a word has at most TOP_MAX top
+#: topics), for tests.
+REJECTION_ALWAYS = -1 - TOP_MAX
 #: A word's top topics are those past the first of these f_k that at most TOP_MAX topics pass.
 cdef double[N_TOP_CUTS] TOP_CUTS = [1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 3.0 / 4, 15.0 / 16]
 
@@ -203,14 +211,14 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
                            bitgen_t* rng, int n_sweeps, int burn_in,
                            int64_t* n_dk, int32_t* topics, int32_t* position, double* cdf,
                            int64_t* n_dk_sum, int32_t* kept, int64_t* n_dk_last,
-                           bint warm, Py_ssize_t direct_max) noexcept nogil:
+                           bint warm, Py_ssize_t direct_margin) noexcept nogil:
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
     ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
     document's output row; ``kept`` (n_tokens x kept sweeps), or NULL, receives each token's
     topic after each kept sweep; ``n_dk_last`` the document's row for its counts after the
-    last sweep, or NULL. A token is drawn directly while the document uses at most
-    ``direct_max`` topics, else by rejection."""
+    last sweep, or NULL. A token of word w is drawn directly while the document uses at most
+    ``tables[w].n_top + direct_margin`` topics, else by rejection."""
     cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in
     cdef int sweep
     for k in range(n_topics):
@@ -220,7 +228,7 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             k = z[i]
         else:                                                   # sweep 0: sequential start
             w = words[i]
-            if n_used <= direct_max:
+            if n_used <= tables[w].n_top + direct_margin:
                 k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
                                  n_used, cdf, n_topics, rng)
             else:
@@ -232,7 +240,7 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
         for i in range(n_tokens):
             w = words[i]
             _remove_token(z[i], n_dk, topics, position, &n_used)
-            if n_used <= direct_max:
+            if n_used <= tables[w].n_top + direct_margin:
                 k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
                                  n_used, cdf, n_topics, rng)
             else:
@@ -498,7 +506,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
                  int64_t[:, ::1] n_dk_sum, bint word_topic=False, int n_jobs=1,
                  int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None,
-                 Py_ssize_t direct_max=DIRECT_MAX):
+                 Py_ssize_t direct_margin=DIRECT_MARGIN):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
 
     Parameters
@@ -539,11 +547,12 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         (sequential start); a document whose tokens all hold topics in ``0 .. K - 1`` is
         started from them (warm start, e.g. the assignments of its last visit). On return,
         every token's topic after the last sweep. None: every document starts cold.
-    direct_max : int
-        Tokens of a document using at most this many topics are drawn directly (the
-        SparseLDA draw, cheaper when few topics are in use), the others by rejection from
-        the envelope; both are exact, so this changes the speed, not the law. -1: rejection
-        always (for tests).
+    direct_margin : int
+        A token of word w is drawn directly (the SparseLDA draw, O(topics in use)) while its
+        document uses at most ``direct_margin`` topics more than w has top topics, by
+        rejection from the envelope (O(top topics) and the proposals) otherwise; both are
+        exact, so this changes the speed, not the law. ``REJECTION_ALWAYS`` (below -TOP_MAX):
+        rejection always (for tests).
 
     Returns
     -------
@@ -648,7 +657,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                              &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
                              &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps, burn_in,
                              &counts[t, 0], &topics[t, 0], &positions[t, 0], &cdfs[t, 0],
-                             &n_dk_sum[d, 0], kept_ptr, n_last_ptr, warm, direct_max)
+                             &n_dk_sum[d, 0], kept_ptr, n_last_ptr, warm, direct_margin)
     finally:
         free(tables)
     if not word_topic:

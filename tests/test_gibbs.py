@@ -435,11 +435,12 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_margin):
     """The kernel against its pure-Python mirror, bit for bit, on a corpus where both the
     rejection draws and the exact fallback occur (peaked topics: many proposals rejected);
     ``direct_margin`` REJECTION_ALWAYS forces rejection, else tokens switch between the two ways
-    as their document's number of topics crosses their word's top topics plus the margin. Word 3 has one top topic and a bound far above its other
-    topics (proposals from the document's other tokens mostly rejected). With 40 topics, word
-    1 is equally likely under every topic (40 ties: no top topic), word 2 has 36 topics
-    above the first cut-off, 1/32 (more than 32: its top topics are those past a higher one),
-    and word 4 has 40 within 4% of its largest (more than 32 past every cut-off: none)."""
+    as their document's number of topics crosses their word's top topics plus the margin. Word
+    3 has one top topic and a bound far above its other topics (proposals from the document's
+    other tokens mostly rejected). With 40 topics, word 1 is equally likely under every topic
+    (40 ties: no top topic), word 2 has 36 topics above the first cut-off, 1/32 (more than 32:
+    its top topics are those past a higher one), and word 4 has 40 within 4% of its largest
+    (more than 32 past every cut-off: none)."""
     rng = np.random.default_rng(seed)
     X = random_corpus(rng, n_docs=30, n_words=15, n_empty=2)
     doc_ptr, word_ids, vocab = csr_to_tokens(X)

@@ -125,7 +125,8 @@ def reference_triples(data):
 @given(st.lists(st.tuples(*[st.integers(0, np.iinfo(np.int64).max)] * 3), max_size=20))
 def test_plain_triples_parses_every_int64(rows):
     data = b"".join(b"%d %d %d\n" % row for row in rows)
-    np.testing.assert_array_equal(plain_triples(data), np.array(rows, dtype=np.int64).reshape(-1, 3))
+    expected = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    np.testing.assert_array_equal(plain_triples(data), expected)
 
 
 @settings(max_examples=500, deadline=None)

@@ -4,7 +4,8 @@
 fast path (``simplexsg.readers``). It accepts only the plain form that ``save_uci_bow`` and the
 UCI repository write (three unsigned decimal integers separated by single spaces, each line
 ending in a bare newline) and returns None for anything else, so that the caller's line-by-line
-parser, which names the line at fault, reads that chunk instead.
+parser, which names the line at fault, reads that chunk instead. ``triples_valid`` makes the
+reader's range and order checks of a parsed chunk in one pass.
 """
 from libc.stdint cimport int64_t, INT64_MAX
 
@@ -40,8 +41,9 @@ cdef bint _parse(const unsigned char[::1] data, int64_t[:, ::1] out) noexcept no
             value = 0
             while i < size and ZERO <= data[i] <= NINE:
                 digit = data[i] - ZERO
-                if value >= INT64_MAX // 10 and (value > INT64_MAX // 10 or digit > INT64_MAX % 10):
-                    return False
+                if value >= INT64_MAX // 10 and (value > INT64_MAX // 10
+                                                 or digit > INT64_MAX % 10):
+                    return False                      # beyond int64
                 value = 10 * value + digit
                 i += 1
             out[line, field] = value

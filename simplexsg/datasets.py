@@ -139,20 +139,14 @@ def load_uci_bow(docword_path, vocab_path=None):
     the file and line for malformed input. The lines are parsed as ``UCIBowCorpus`` parses
     them (in C, a chunk at a time), then held in memory.
     """
-    corpus = UCIBowCorpus(docword_path)
+    corpus = UCIBowCorpus(docword_path, vocab_path)
     blocks = corpus.iter_triples(in_order=False)
     triples = np.concatenate([np.empty((0, 3), dtype=np.int64), *blocks])
     n_docs, n_words = corpus.n_documents, corpus.n_features
     X = sp.csr_matrix((triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)),
                       shape=(n_docs, n_words), dtype=np.int64)
     X.sum_duplicates()
-    vocabulary = None
-    if vocab_path is not None:
-        with open(vocab_path, encoding="utf-8") as fh:
-            vocabulary = np.array(fh.read().splitlines())
-        if vocabulary.size != n_words:
-            raise ValueError(f"{vocab_path}: {vocabulary.size} words, but {docword_path} "
-                             f"has W = {n_words}")
+    vocabulary = None if corpus.id2word is None else np.array(list(corpus.id2word.values()))
     return X, vocabulary
 
 

@@ -80,7 +80,7 @@ def triples_valid(const int64_t[:, ::1] triples, int64_t last_doc, int64_t n_doc
     caller finds and names the first bad line only when this is False)."""
     cdef bint valid
     with nogil:
-        valid = _valid(triples, last_doc if in_order else 0, n_docs, n_words, in_order)
+        valid = _valid(triples, last_doc, n_docs, n_words, in_order)
     return valid
 
 
@@ -90,9 +90,8 @@ cdef bint _valid(const int64_t[:, ::1] triples, int64_t last_doc, int64_t n_docs
     cdef int64_t doc
     for i in range(triples.shape[0]):
         doc = triples[i, 0]
-        if (doc < last_doc or doc < 1 or doc > n_docs or triples[i, 1] < 1
+        if ((in_order and doc < last_doc) or doc < 1 or doc > n_docs or triples[i, 1] < 1
                 or triples[i, 1] > n_words or triples[i, 2] < 1):
             return False
-        if in_order:
-            last_doc = doc
+        last_doc = doc
     return True

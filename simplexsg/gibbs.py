@@ -29,8 +29,9 @@ class TopicCounts(NamedTuple):
 
     Attributes
     ----------
-    doc_topic : float64 (n_docs, K)
-        Mean over the kept sweeps of n_dk; row d sums to the length of document d.
+    doc_topic : float64 (n_docs, K), or None
+        Mean over the kept sweeps of n_dk; row d sums to the length of document d. None when
+        ``sweep_tokens`` was asked not to keep it (a training step).
     word_topic_sums : scipy.sparse.csr_array of int64 (n_words, K), or None
         Sum over the kept sweeps of n_wk for the minibatch's distinct words only: row j is the
         word ``word_ids[j]`` of the full vocabulary; a row's topics are sorted. None unless
@@ -50,7 +51,7 @@ class TopicCounts(NamedTuple):
         by document, words in column order, a word with count c repeated c times). None unless
         ``assignments`` were passed in.
     """
-    doc_topic: np.ndarray
+    doc_topic: Optional[np.ndarray]
     word_topic_sums: Optional[sp.csr_array]
     n_kept: int
     word_ids: np.ndarray
@@ -245,16 +246,19 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
 
 def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
                  word_topic=True, last_sweep=False, assignments=None,
-                 direct_margin=None):
+                 direct_margin=None, doc_topic=True):
     """``gibbs_topic_counts`` on trusted input: the training loop's local step.
 
     ``tokens``: a ``Tokens`` minibatch; ``topics``: float32 or float64 (K, W), finite and >= 0
     (rows need not be normalised: the kernel divides each word's column by its largest entry);
     ``alpha``: float64 (K,) > 0; ``streams``: the documents' ``DocumentStreams``;
-    ``assignments``: int32 (n_tokens,), updated in place, or None. Returns a ``TopicCounts``.
+    ``assignments``: int32 (n_tokens,), updated in place, or None; ``doc_topic=False`` skips
+    the averaged n_dk (``TopicCounts.doc_topic`` None), which a training step does not use:
+    a dense (n_docs, K) array that costs as much as the sweeps of short documents. The other
+    outputs are the same either way. Returns a ``TopicCounts``.
     """
     n_docs, n_topics = tokens.n_documents, topics.shape[0]
-    n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64)
+    n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64) if doc_topic else None
     n_dk_last = np.empty((n_docs, n_topics), dtype=np.int64) if last_sweep else None
     word_topic_sums = gibbs_sweeps(
         tokens.doc_ptr, tokens.word_ids, tokens.vocab, np.ascontiguousarray(topics),
@@ -266,8 +270,8 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
         word_topic_sums = sp.csr_array((counts, topic_ids, indptr),
                                        shape=(len(tokens.vocab), n_topics))
     n_kept = n_sweeps - burn_in
-    return TopicCounts(n_dk_sum / n_kept, word_topic_sums, n_kept, tokens.vocab, n_dk_last,
-                       assignments)
+    return TopicCounts(None if n_dk_sum is None else n_dk_sum / n_kept, word_topic_sums, n_kept,
+                       tokens.vocab, n_dk_last, assignments)
 
 
 def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, n_jobs=1):

@@ -68,7 +68,7 @@ ctypedef fused real:
 cdef enum:
     TOP_MAX = 32         # top topics kept per word
     DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
-    WORD_BLOCK = 64      # words whose columns are gathered together
+    WORD_BLOCK = 64      # words a thread takes at a time when building their tables
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
 #: ``direct_margin`` that makes every draw go the rejection way (a word has at most TOP_MAX top
 #: topics), for tests.
@@ -215,7 +215,7 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
     ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
-    document's output row; ``kept`` (n_tokens x kept sweeps), or NULL, receives each token's
+    document's output row for the sum of its counts over the kept sweeps, or NULL; ``kept`` (n_tokens x kept sweeps), or NULL, receives each token's
     topic after each kept sweep; ``n_dk_last`` the document's row for its counts after the
     last sweep, or NULL. A token of word w is drawn directly while the document uses at most
     ``tables[w].n_top + direct_margin`` topics, else by rejection."""
@@ -223,6 +223,9 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     cdef int sweep
     for k in range(n_topics):
         n_dk[k] = 0
+    if n_dk_sum != NULL:
+        for k in range(n_topics):
+            n_dk_sum[k] = 0
     for i in range(n_tokens):
         if warm:                                                # the previous visit's state
             k = z[i]
@@ -250,7 +253,7 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             _add_token(k, n_dk, topics, position, &n_used)
             if sweep >= burn_in and kept != NULL:
                 kept[i * n_kept + sweep - burn_in] = <int32_t> k
-        if sweep >= burn_in:
+        if sweep >= burn_in and n_dk_sum != NULL:
             for j in range(n_used):
                 k = topics[j]
                 n_dk_sum[k] += n_dk[k]
@@ -259,42 +262,61 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             n_dk_last[k] = n_dk[k]
 
 
-cdef void _top_topics(const double* fit, Py_ssize_t n_topics, WordTable* word) noexcept nogil:
+cdef inline void _insert_top(int32_t* top, double* top_fit, Py_ssize_t n, Py_ssize_t k,
+                             double f) noexcept nogil:
+    """Insert topic k of f_k ``f`` into the ``n`` entries of the top list, kept by decreasing
+    f_k (a tie goes after the entries already there)."""
+    cdef Py_ssize_t j = n
+    while j > 0 and top_fit[j - 1] < f:
+        top_fit[j] = top_fit[j - 1]
+        top[j] = top[j - 1]
+        j -= 1
+    top_fit[j] = f
+    top[j] = <int32_t> k
+
+
+cdef void _top_topics(const double* fit, Py_ssize_t n_topics, const int32_t* first,
+                      Py_ssize_t n_first, double eps_first, WordTable* word) noexcept nogil:
     """The top topics of a word and ``eps`` from its f_k in ``fit`` (max 1): those with f_k
     above the first cut-off of TOP_CUTS that at most TOP_MAX topics pass (none when more than
     TOP_MAX pass every cut-off: the word is about as likely under many topics), by decreasing
     f_k (ties in topic order); ``eps`` is the largest f_k of the others, so every top topic
-    has f_k > eps. O(n_topics): one pass counts the topics past each cut-off, one collects
-    those past the chosen one, then the few collected are sorted."""
-    cdef Py_ssize_t k, j, n = 0
-    cdef Py_ssize_t n0 = 0, n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0   # past each cut-off
-    cdef double f, cut, eps = 0.0
+    has f_k > eps.
+
+    The caller's pass over the row gives ``n_first``, the number of f_k above TOP_CUTS[0],
+    ``first``, those topics in increasing order (the first TOP_MAX of them), and
+    ``eps_first``, the largest f_k not above it: when n_first <= TOP_MAX they are the answer,
+    sorted here. Otherwise one pass counts the topics past the other cut-offs and one collects
+    those past the chosen one. O(n_topics) only then."""
+    cdef Py_ssize_t k, j, i, n = 0
+    cdef Py_ssize_t n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0   # past each further cut-off
+    cdef double f, cut, eps = eps_first
     cdef int32_t top[TOP_MAX]
     cdef double top_fit[TOP_MAX]
-    for k in range(n_topics):           # separate counters, so that the loop vectorises
-        f = fit[k]
-        n0 += f > TOP_CUTS[0]
-        n1 += f > TOP_CUTS[1]
-        n2 += f > TOP_CUTS[2]
-        n3 += f > TOP_CUTS[3]
-        n4 += f > TOP_CUTS[4]
-        n5 += f > TOP_CUTS[5]
-    cut = (TOP_CUTS[0] if n0 <= TOP_MAX else TOP_CUTS[1] if n1 <= TOP_MAX
-           else TOP_CUTS[2] if n2 <= TOP_MAX else TOP_CUTS[3] if n3 <= TOP_MAX
-           else TOP_CUTS[4] if n4 <= TOP_MAX else TOP_CUTS[5] if n5 <= TOP_MAX else INFINITY)
-    for k in range(n_topics):
-        f = fit[k]
-        if f > cut:                     # insertion into the sorted top list, largest first
-            j = n
-            while j > 0 and top_fit[j - 1] < f:
-                top_fit[j] = top_fit[j - 1]
-                top[j] = top[j - 1]
-                j -= 1
-            top_fit[j] = f
-            top[j] = <int32_t> k
+    if n_first <= TOP_MAX:
+        for i in range(n_first):
+            k = first[i]
+            _insert_top(top, top_fit, n, k, fit[k])
             n += 1
-        elif f > eps:
-            eps = f
+    else:
+        for k in range(n_topics):
+            f = fit[k]
+            n1 += f > TOP_CUTS[1]
+            n2 += f > TOP_CUTS[2]
+            n3 += f > TOP_CUTS[3]
+            n4 += f > TOP_CUTS[4]
+            n5 += f > TOP_CUTS[5]
+        cut = (TOP_CUTS[1] if n1 <= TOP_MAX else TOP_CUTS[2] if n2 <= TOP_MAX
+               else TOP_CUTS[3] if n3 <= TOP_MAX else TOP_CUTS[4] if n4 <= TOP_MAX
+               else TOP_CUTS[5] if n5 <= TOP_MAX else INFINITY)
+        eps = 0.0
+        for k in range(n_topics):
+            f = fit[k]
+            if f > cut:
+                _insert_top(top, top_fit, n, k, f)
+                n += 1
+            elif f > eps:
+                eps = f
     for j in range(n):
         word.top[j] = top[j]
         word.top_fit[j] = top_fit[j]
@@ -308,30 +330,36 @@ cdef void _word_tables(const real* phi, Py_ssize_t n_topics, Py_ssize_t stride,
                        int n_threads) noexcept nogil:
     """Per word w of the minibatch: its row ``fit[w]`` of f_k (all 0 when its column has no
     positive entry: the caller refuses it), the cumulative sums ``alpha_cdf[w]`` of
-    alpha_k f_k, and its ``WordTable``. Columns are gathered WORD_BLOCK words at a time,
-    reading phi row by row (the words are sorted, so the reads move forward)."""
-    cdef Py_ssize_t b, w, j, k, n_in_block, n_blocks = (n_words + WORD_BLOCK - 1) // WORD_BLOCK
-    cdef double top, scale, cum
+    alpha_k f_k, and its ``WordTable``, in two passes over the word's K entries. A thread
+    takes WORD_BLOCK words at a time: their columns share phi's cache lines (the words are
+    sorted)."""
+    cdef Py_ssize_t w, k, n_past
+    cdef double top, scale, cum, eps_past, f
     cdef double* row
-    for b in prange(n_blocks, nogil=True, num_threads=n_threads, schedule="dynamic"):
-        n_in_block = min(WORD_BLOCK, n_words - b * WORD_BLOCK)
-        for k in range(n_topics):
-            for j in range(n_in_block):
-                fit[(b * WORD_BLOCK + j) * n_topics + k] = phi[k * stride + vocab[b * WORD_BLOCK + j]]
-        for j in range(n_in_block):
-            w = b * WORD_BLOCK + j
-            row = fit + w * n_topics
-            top = 0.0
-            for k in range(n_topics):
-                if row[k] > top:
-                    top = row[k]
-            scale = 1.0 / top if top > 0.0 else 0.0
-            cum = 0.0
-            for k in range(n_topics):
-                row[k] = row[k] * scale
-                cum = cum + alpha[k] * row[k]
-                alpha_cdf[w * n_topics + k] = cum
-            _top_topics(row, n_topics, &tables[w])
+    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="dynamic",
+                    chunksize=WORD_BLOCK):
+        row = fit + w * n_topics
+        top = 0.0
+        for k in range(n_topics):           # the column, and its largest entry
+            row[k] = phi[k * stride + vocab[w]]
+            if row[k] > top:
+                top = row[k]
+        scale = 1.0 / top if top > 0.0 else 0.0
+        cum = 0.0
+        n_past = 0
+        eps_past = 0.0
+        for k in range(n_topics):           # f_k, the alpha sums, the topics past TOP_CUTS[0]
+            f = row[k] * scale
+            row[k] = f
+            cum = cum + alpha[k] * f
+            alpha_cdf[w * n_topics + k] = cum
+            if f > TOP_CUTS[0]:
+                if n_past < TOP_MAX:
+                    tables[w].top[n_past] = <int32_t> k
+                n_past = n_past + 1
+            elif f > eps_past:
+                eps_past = f
+        _top_topics(row, n_topics, tables[w].top, n_past, eps_past, &tables[w])
 
 
 cdef int _compare_int32(const void* a, const void* b) noexcept nogil:
@@ -504,7 +532,7 @@ def csr_token_arrays(const int64_t[::1] indptr, const index_t[::1] indices,
 def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                  const int64_t[::1] vocab, const real[:, ::1] phi, const double[::1] alpha,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
-                 int64_t[:, ::1] n_dk_sum, bint word_topic=False, int n_jobs=1,
+                 int64_t[:, ::1] n_dk_sum=None, bint word_topic=False, int n_jobs=1,
                  int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None,
                  Py_ssize_t direct_margin=DIRECT_MARGIN):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
@@ -530,8 +558,10 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     n_sweeps, burn_in : int
         Full sweeps after the sequential start, and how many of them are discarded
         (``n_sweeps > burn_in >= 0``).
-    n_dk_sum : int64 (n_docs, K), output
-        Overwritten with the sum over the kept sweeps of each document's topic counts.
+    n_dk_sum : int64 (n_docs, K), output, or None
+        Overwritten with the sum over the kept sweeps of each document's topic counts. None
+        skips them (a training step needs only the word-topic counts); the other outputs are
+        the same with or without it.
     word_topic : bool
         Also count the minibatch's word-topic assignments over the kept sweeps (fold-in /
         transform needs only n_dk).
@@ -565,7 +595,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef Py_ssize_t n_words = vocab.shape[0], n_topics = phi.shape[0], stride = phi.shape[1]
     cdef Py_ssize_t n_kept = n_sweeps - burn_in
     cdef Py_ssize_t d, i, t, bad = -1
-    cdef bint last_counts = n_dk_last is not None
+    cdef bint last_counts = n_dk_last is not None, sum_counts = n_dk_sum is not None
 
     if n_docs < 0:
         raise ValueError("doc_ptr must have n_docs + 1 >= 1 entries")
@@ -573,7 +603,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         raise ValueError(f"alpha has {alpha.shape[0]} entries but phi has {n_topics} topics")
     if bitgens.shape[0] != n_docs:
         raise ValueError(f"bitgens has {bitgens.shape[0]} entries for {n_docs} documents")
-    if n_dk_sum.shape[0] != n_docs or n_dk_sum.shape[1] != n_topics:
+    if n_dk_sum is not None and (n_dk_sum.shape[0] != n_docs or n_dk_sum.shape[1] != n_topics):
         raise ValueError(f"n_dk_sum must have shape ({n_docs}, {n_topics})")
     if last_counts and (n_dk_last.shape[0] != n_docs or n_dk_last.shape[1] != n_topics):
         raise ValueError(f"n_dk_last must have shape ({n_docs}, {n_topics})")
@@ -627,6 +657,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef int32_t[::1] kept = np.empty(n_tokens * n_kept if word_topic else 0, dtype=np.int32)
     cdef int32_t* kept_ptr = NULL
     cdef int64_t* n_last_ptr = NULL
+    cdef int64_t* n_sum_ptr = NULL
     cdef WordTable* tables = <WordTable*> malloc(max(n_words, 1) * sizeof(WordTable))
     if tables == NULL:
         raise MemoryError(f"tables of {n_words} words")
@@ -641,9 +672,12 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                     break
         if bad >= 0:
             raise ValueError(f"the topics give word {vocab[bad]} probability 0 under every topic")
-        n_dk_sum[:, :] = 0
         for d in prange(n_docs, nogil=True, num_threads=n_threads, schedule="dynamic"):
             t = threadid()
+            if sum_counts:
+                n_sum_ptr = &n_dk_sum[d, 0]
+            else:
+                n_sum_ptr = NULL
             if word_topic:
                 kept_ptr = &kept[0] + doc_ptr[d] * n_kept
             else:
@@ -657,7 +691,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                              &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
                              &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps, burn_in,
                              &counts[t, 0], &topics[t, 0], &positions[t, 0], &cdfs[t, 0],
-                             &n_dk_sum[d, 0], kept_ptr, n_last_ptr, warm, direct_margin)
+                             n_sum_ptr, kept_ptr, n_last_ptr, warm, direct_margin)
     finally:
         free(tables)
     if not word_topic:

@@ -77,7 +77,7 @@ def _share_counts(shard, rows, columns, alpha, seed, step, first, n_sweeps, burn
     tokens, vocab = _local_tokens(shard[rows])
     counts = sweep_tokens(tokens, columns, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                           streams=document_streams(seed, step, range(first, first + len(rows))),
-                          n_jobs=n_jobs, last_sweep=last_sweep)
+                          n_jobs=n_jobs, last_sweep=last_sweep, doc_topic=False)
     triples = counts.word_topic_sums.tocoo()
     word_topic = sp.coo_array((triples.data, (vocab[triples.row], triples.col)),
                               shape=(shard.shape[1], columns.shape[0]))

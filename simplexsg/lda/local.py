@@ -39,7 +39,7 @@ class ThreadExecutor:
         counts = sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                               streams=document_streams(seed, step, range(batch.shape[0])),
                               n_jobs=self.n_jobs, last_sweep=last_sweep,
-                              assignments=assignments)
+                              assignments=assignments, doc_topic=False)
         return LocalCounts(_full_vocabulary(counts.word_topic_sums, tokens.vocab, batch.shape[1]),
                            counts.n_kept, tokens.n_documents, counts.doc_topic_last,
                            counts.assignments)

@@ -19,7 +19,7 @@ from simplexsg._ext._bitgen import bitgen_addresses
 from simplexsg._ext._lda_gibbs import (REJECTION_ALWAYS, csr_token_arrays, gibbs_sweeps,
                                        transpose_counts)
 from simplexsg._random import document_streams
-from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts
+from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts, sweep_tokens
 
 Z = 5.0          # tolerance in standard errors
 P_MIN = 1e-4     # chi-square acceptance threshold
@@ -655,6 +655,31 @@ def test_last_sweep_counts_are_the_last_kept_sweep(seed):
                                       **kwargs)
         np.testing.assert_array_equal(both.doc_topic_last, one_kept.doc_topic)
         np.testing.assert_array_equal(both.doc_topic_last.sum(axis=1), X.sum(axis=1))
+
+
+def test_skipping_the_averaged_doc_topic_counts_changes_nothing_else(seed):
+    """A training step's sweep_tokens(doc_topic=False) returns doc_topic None and the same
+    word-topic counts, last-sweep counts and assignments, for any n_jobs."""
+    rng = np.random.default_rng(seed)
+    X = random_corpus(rng, n_docs=40)
+    topics = rng.dirichlet(np.full(X.shape[1], 0.5), size=5)
+    tokens = csr_to_tokens(sp.csr_matrix(X))
+    alpha = np.full(5, 0.2)
+
+    def run(doc_topic, n_jobs):
+        return sweep_tokens(tokens, topics, alpha, n_sweeps=5, burn_in=2,
+                            streams=document_streams(seed, 3, range(X.shape[0])), n_jobs=n_jobs,
+                            last_sweep=True, assignments=np.full(tokens.word_ids.size, -1,
+                                                                 dtype=np.int32),
+                            doc_topic=doc_topic)
+    full = run(True, 1)
+    assert full.doc_topic.shape == (X.shape[0], 5)
+    for n_jobs in (1, 2):
+        lean = run(False, n_jobs)
+        assert lean.doc_topic is None
+        np.testing.assert_array_equal(lean.topic_word, full.topic_word)
+        np.testing.assert_array_equal(lean.doc_topic_last, full.doc_topic_last)
+        np.testing.assert_array_equal(lean.assignments, full.assignments)
 
 
 def test_kernel_last_sweep_shape_error():

@@ -60,10 +60,11 @@ after the sweeps the tokens are grouped by word and counted, one word at a time,
 Documents are independent given the topics. Document d draws only from its own bit generator
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.
 """
-from cython.parallel cimport parallel, prange, threadid
+from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc, qsort
+from posix.stdlib cimport posix_memalign
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -76,6 +77,7 @@ cdef enum:
     TOP_MAX = 32         # top topics kept per word
     DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
     WORD_BLOCK = 64      # words a thread takes at a time when building their tables
+    SCRATCH_BYTES = 24   # per topic, of a thread's scratch: int64 + 2 int32 + float64
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
 #: ``direct_margin`` that makes every draw go the rejection way (a word has at most TOP_MAX top
 #: topics), for tests.
@@ -601,7 +603,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
     cdef Py_ssize_t n_words = vocab.shape[0], n_topics = phi.shape[0], stride = phi.shape[1]
     cdef Py_ssize_t n_kept = n_sweeps - burn_in
-    cdef Py_ssize_t d, i, t, bad = -1
+    cdef Py_ssize_t d, i, bad = -1
     cdef bint last_counts = n_dk_last is not None, sum_counts = n_dk_sum is not None
 
     if n_docs < 0:
@@ -652,11 +654,14 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                              "or start with -1 (cold start)")
 
     cdef int n_threads = <int> min(n_jobs, max(n_docs, 1))
-    cdef Py_ssize_t row = (n_topics + 15) // 16 * 16     # per-thread rows: own cache lines
-    cdef int64_t[:, ::1] counts = np.empty((n_threads, row), dtype=np.int64)
-    cdef int32_t[:, ::1] topics = np.empty((n_threads, row), dtype=np.int32)
-    cdef int32_t[:, ::1] positions = np.empty((n_threads, row), dtype=np.int32)
-    cdef double[:, ::1] cdfs = np.empty((n_threads, row), dtype=np.float64)
+    cdef Py_ssize_t row = (n_topics + 15) // 16 * 16      # entries: 64-byte multiples
+    cdef char* scratch = NULL
+    cdef int64_t* n_dk_scratch = NULL
+    cdef int32_t* used_scratch = NULL
+    cdef int32_t* position_scratch = NULL
+    cdef double* cdf_scratch = NULL
+    cdef int out_of_memory = 0
+    cdef int* failed = &out_of_memory
     cdef int32_t[::1] z = np.empty(n_tokens, dtype=np.int32) if assignments is None else assignments
     cdef bint warm, have_assignments = assignments is not None
     cdef double[:, ::1] fit = np.empty((n_words, n_topics), dtype=np.float64)
@@ -679,28 +684,45 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                     break
         if bad >= 0:
             raise ValueError(f"the topics give word {vocab[bad]} probability 0 under every topic")
-        for d in prange(n_docs, nogil=True, num_threads=n_threads, schedule="dynamic"):
-            t = threadid()
-            if sum_counts:
-                n_sum_ptr = &n_dk_sum[d, 0]
+        with nogil, parallel(num_threads=n_threads):
+            # Each thread's scratch (n_dk, the topics in use, their positions, cumulative
+            # sums) comes from its own allocation, 64-byte aligned: as rows of shared arrays
+            # (padded to 64 bytes) the kernel ran 1.3x, not 2x, faster on 2 threads.
+            if posix_memalign(<void**> &scratch, 64, row * SCRATCH_BYTES) == 0:
+                n_dk_scratch = <int64_t*> scratch
+                used_scratch = <int32_t*> (scratch + row * sizeof(int64_t))
+                position_scratch = used_scratch + row
+                cdf_scratch = <double*> (position_scratch + row)
             else:
-                n_sum_ptr = NULL
-            if word_topic:
-                kept_ptr = &kept[0] + doc_ptr[d] * n_kept
-            else:
-                kept_ptr = NULL
-            if last_counts:
-                n_last_ptr = &n_dk_last[d, 0]
-            else:
-                n_last_ptr = NULL
-            warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
-            _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
-                             &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
-                             &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps, burn_in,
-                             &counts[t, 0], &topics[t, 0], &positions[t, 0], &cdfs[t, 0],
-                             n_sum_ptr, kept_ptr, n_last_ptr, warm, direct_margin)
+                scratch = NULL
+                failed[0] = 1
+            for d in prange(n_docs, schedule="dynamic"):
+                if scratch == NULL:
+                    continue
+                if sum_counts:
+                    n_sum_ptr = &n_dk_sum[d, 0]
+                else:
+                    n_sum_ptr = NULL
+                if word_topic:
+                    kept_ptr = &kept[0] + doc_ptr[d] * n_kept
+                else:
+                    kept_ptr = NULL
+                if last_counts:
+                    n_last_ptr = &n_dk_last[d, 0]
+                else:
+                    n_last_ptr = NULL
+                warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
+                _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
+                                 &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
+                                 &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps,
+                                 burn_in, n_dk_scratch, used_scratch, position_scratch,
+                                 cdf_scratch, n_sum_ptr, kept_ptr, n_last_ptr, warm,
+                                 direct_margin)
+            free(scratch)
     finally:
         free(tables)
+    if out_of_memory:
+        raise MemoryError(f"scratch of {n_topics} topics per thread")
     if not word_topic:
         return None
     return _sparse_word_topic(word_ids, n_words, kept, n_kept, n_topics, n_jobs)

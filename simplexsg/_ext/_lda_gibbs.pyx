@@ -224,10 +224,11 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
     ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
-    document's output row for the sum of its counts over the kept sweeps, or NULL; ``kept`` (n_tokens x kept sweeps), or NULL, receives each token's
-    topic after each kept sweep; ``n_dk_last`` the document's row for its counts after the
-    last sweep, or NULL. A token of word w is drawn directly while the document uses at most
-    ``tables[w].n_top + direct_margin`` topics, else by rejection."""
+    document's output row for the sum of its counts over the kept sweeps, or NULL; ``kept``
+    (n_tokens x kept sweeps), or NULL, receives each token's topic after each kept sweep;
+    ``n_dk_last`` the document's row for its counts after the last sweep, or NULL. A token of
+    word w is drawn directly while the document uses at most ``tables[w].n_top +
+    direct_margin`` topics, else by rejection."""
     cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in
     cdef int sweep
     for k in range(n_topics):

@@ -77,7 +77,6 @@ cdef enum:
     TOP_MAX = 32         # top topics kept per word
     DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
     WORD_BLOCK = 64      # words a thread takes at a time when building their tables
-    SCRATCH_BYTES = 24   # per topic, of a thread's scratch: int64 + 2 int32 + float64
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
 #: ``direct_margin`` that makes every draw go the rejection way (a word has at most TOP_MAX top
 #: topics), for tests.
@@ -613,7 +612,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         raise ValueError(f"alpha has {alpha.shape[0]} entries but phi has {n_topics} topics")
     if bitgens.shape[0] != n_docs:
         raise ValueError(f"bitgens has {bitgens.shape[0]} entries for {n_docs} documents")
-    if n_dk_sum is not None and (n_dk_sum.shape[0] != n_docs or n_dk_sum.shape[1] != n_topics):
+    if sum_counts and (n_dk_sum.shape[0] != n_docs or n_dk_sum.shape[1] != n_topics):
         raise ValueError(f"n_dk_sum must have shape ({n_docs}, {n_topics})")
     if last_counts and (n_dk_last.shape[0] != n_docs or n_dk_last.shape[1] != n_topics):
         raise ValueError(f"n_dk_last must have shape ({n_docs}, {n_topics})")
@@ -689,7 +688,8 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
             # Each thread's scratch (n_dk, the topics in use, their positions, cumulative
             # sums) comes from its own allocation, 64-byte aligned: as rows of shared arrays
             # (padded to 64 bytes) the kernel ran 1.3x, not 2x, faster on 2 threads.
-            if posix_memalign(<void**> &scratch, 64, row * SCRATCH_BYTES) == 0:
+            if posix_memalign(<void**> &scratch, 64, row * (sizeof(int64_t) + 2 * sizeof(int32_t)
+                                                      + sizeof(double))) == 0:
                 n_dk_scratch = <int64_t*> scratch
                 used_scratch = <int32_t*> (scratch + row * sizeof(int64_t))
                 position_scratch = used_scratch + row

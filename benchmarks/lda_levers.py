@@ -11,6 +11,14 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   previous minibatches faster (e^-h = 0.02, 3e-4);
 * ``sweeps4x30``, ``sweeps3x40``: fewer local sweeps per visit and more passes, about the
   same number of sweeps per token as the default 6 x 20;
+* ``sweeps5b1``, ``sweeps4b1``, ``sweeps4b0``: fewer sweeps per visit at the default 20
+  passes, with less burn-in: 5 (1 discarded), 4 (1 discarded), 4 (none discarded; the
+  sequential start is itself a draw given the earlier tokens); ``sweeps6b1``: 6 (1
+  discarded), one more kept sweep at the same cost, and the default since 2026-11-26;
+  ``sweeps6b2``: 6 (2 discarded), the default before (the runs of the LDA benchmarks page
+  compare the others with it);
+* ``batch2``: two steps a pass (``batch_size = ceil(D / 2)``), 20 passes: 40 global steps
+  instead of 60;
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
 * ``batch10_matched``: the same with the step shrunk so that the minibatch noise the topics
   carry stays that of the default three steps per pass (``noise_matched``).
@@ -60,6 +68,12 @@ LEVERS = {
     "step8": dict(step_size=8.0),
     "sweeps4x30": dict(n_gibbs=4, gibbs_burn_in=1, max_iter=30),
     "sweeps3x40": dict(n_gibbs=3, gibbs_burn_in=1, max_iter=40),
+    "sweeps5b1": dict(n_gibbs=5, gibbs_burn_in=1),
+    "sweeps4b1": dict(n_gibbs=4, gibbs_burn_in=1),
+    "sweeps4b0": dict(n_gibbs=4, gibbs_burn_in=0),
+    "sweeps6b1": dict(n_gibbs=6, gibbs_burn_in=1),
+    "sweeps6b2": dict(n_gibbs=6, gibbs_burn_in=2),
+    "batch2": dict(steps_per_pass=2, max_iter=20),
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),
 }

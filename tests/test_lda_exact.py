@@ -33,8 +33,8 @@ longer than the chain's autocorrelation). Measured, largest |z| over the 15 entr
 test's 16,000 steps, 2.1 (step 1) and 2.3 (step 0.25); at 20,000 steps, step 0.1: 2.5,
 0.25: 2.6-3.0 (3 seeds), 1: 2.0, 4: 1.5-2.4, 10: 2.4. What the comparison detects (step 1,
 16,000 steps, largest |z|): topic_word_prior 5x too large 77, 5x too small 36;
-doc_topic_prior 5x too large 23; the default local step (n_gibbs=6, 4 sweeps averaged into
-the counts) 6.2; local_topics="mean" 9.5; minibatches of 3 of the 6 documents (counts x 2)
+doc_topic_prior 5x too large 23; a local step of n_gibbs=6, gibbs_burn_in=2 (4 sweeps averaged
+into the counts) 6.2; local_topics="mean" 9.5; minibatches of 3 of the 6 documents (counts x 2)
 12.7; and at 20,000 steps one sweep from the sequential start (n_gibbs=1) 5.5. Run time
 ~6 s a chain.
 """

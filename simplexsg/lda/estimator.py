@@ -59,7 +59,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     n_gibbs : int, default 6
         Gibbs sweeps per document per training step, after a sequential start or a warm
         start (``transform`` and ``perplexity`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
-    gibbs_burn_in : int, default None (min(2, n_gibbs // 2))
+    gibbs_burn_in : int, default None (min(1, n_gibbs // 2))
         Sweeps discarded before the counts are averaged.
     max_iter : int, default None
         Passes over the training documents in ``fit``, at most. None: 20 (``DEFAULT_PASSES``;

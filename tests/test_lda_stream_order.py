@@ -62,8 +62,11 @@ def test_shuffle_buffer_removes_the_bias_of_a_sorted_file(sorted_corpus):
     np.testing.assert_array_equal(whole, memory)
     # file order: every minibatch from one or two topics, the fit biased well beyond MC error
     assert file_order.mean() - memory.mean() > 5 * se(file_order, memory)
-    # the default buffer mixes within 4 minibatches: less bias than file order, not none
-    assert memory.mean() < default.mean() < file_order.mean()
+    # the default buffer mixes within 4 minibatches: less bias than file order, not none.
+    # Medians: on this corpus about one fit in six sticks in a mode with two topics merged
+    # (perplexity ~28 against ~22; 3-4 of seeds 0-19, in memory as often as streamed), and
+    # one such seed moves a mean of four past the differences compared here
+    assert np.median(memory) < np.median(default) < np.median(file_order)
 
 
 def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):

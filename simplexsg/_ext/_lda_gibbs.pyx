@@ -73,8 +73,16 @@ ctypedef fused real:
     float
     double
 
+cdef extern from *:
+    """
+    #define SIMPLEXSG_PREFETCH(p) __builtin_prefetch((const void*) (p))
+    """
+    void SIMPLEXSG_PREFETCH(const void* p) noexcept nogil
+
 cdef enum:
     TOP_MAX = 32         # top topics kept per word
+    PREFETCH_AHEAD = 8   # tokens ahead whose word rows the start of a visit prefetches
+    PREFETCH_LINES = 16  # lines of each of a word's two rows prefetched
     DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
     WORD_BLOCK = 64      # words a thread takes at a time when building their tables
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
@@ -213,6 +221,21 @@ cdef inline void _remove_token(Py_ssize_t k, int64_t* n_dk, int32_t* topics, int
         position[last] = position[k]
 
 
+cdef inline void _prefetch_word(Py_ssize_t w, const double* fit, const double* alpha_cdf,
+                                const WordTable* tables, Py_ssize_t n_topics) noexcept nogil:
+    """Start loading what the draws of word w read: its table's count of top topics and up to
+    PREFETCH_LINES evenly spaced 64-byte lines of its rows of f_k and of alpha cdf (all of
+    them up to K = 128; beyond, the first probes of the binary search and a sample of f_k).
+    A hint only: what is drawn does not change."""
+    cdef Py_ssize_t j = 0, step = max(8, (n_topics + PREFETCH_LINES - 1) // PREFETCH_LINES)
+    SIMPLEXSG_PREFETCH(&tables[w].n_top)
+    while j < n_topics:
+        SIMPLEXSG_PREFETCH(fit + w * n_topics + j)
+        SIMPLEXSG_PREFETCH(alpha_cdf + w * n_topics + j)
+        j += step
+    SIMPLEXSG_PREFETCH(alpha_cdf + w * n_topics + n_topics - 1)
+
+
 cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
                            const double* fit, const double* alpha_cdf, const WordTable* tables,
                            const double* alpha, Py_ssize_t n_topics,
@@ -235,7 +258,14 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     if n_dk_sum != NULL:
         for k in range(n_topics):
             n_dk_sum[k] = 0
+    # A visit's first touch of a word's rows misses the cache (a minibatch's rows span
+    # megabytes), and one draw waits for the last: for short documents that was most of a
+    # visit's fixed cost. Prefetching PREFETCH_AHEAD tokens ahead lets the misses overlap.
+    for i in range(min(n_tokens, PREFETCH_AHEAD)):
+        _prefetch_word(words[i], fit, alpha_cdf, tables, n_topics)
     for i in range(n_tokens):
+        if i + PREFETCH_AHEAD < n_tokens:
+            _prefetch_word(words[i + PREFETCH_AHEAD], fit, alpha_cdf, tables, n_topics)
         if warm:                                                # the previous visit's state
             k = z[i]
         else:                                                   # sweep 0: sequential start
@@ -713,6 +743,12 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                 else:
                     n_last_ptr = NULL
                 warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
+                # the first words of the next document (most often this thread's next), so
+                # that its first draws find their rows loaded
+                if d + 1 < n_docs:
+                    for i in range(doc_ptr[d + 1],
+                                   min(doc_ptr[d + 2], doc_ptr[d + 1] + PREFETCH_AHEAD)):
+                        _prefetch_word(word_ids[i], &fit[0, 0], &alpha_cdf[0, 0], tables, n_topics)
                 _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
                                  &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
                                  &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps,

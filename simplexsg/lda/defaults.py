@@ -42,7 +42,9 @@ SAMPLER_DEFAULTS = {
 #:   0.998 of the perplexity on the tuning corpora (0.958-1.012, 48 rows) and 0.992 on the
 #:   held-out ones (0.925-1.041, 64 rows; wordnet_glosses 0.979, healthtweets 0.991) at the
 #:   same time; keeping 4 of 5 sweeps is as good as 4 of 6 (1.001 tuning, 0.998 held-out) in
-#:   0.94-0.97 of the time, while 3 of 4 is worse (1.012) and 4 of 4 too (1.007);
+#:   0.94-0.97 of the time, while 3 of 4 is worse (1.012) and 4 of 4 too (1.007). More kept
+#:   sweeps pay less and cost more: 6 of 7 gives 0.998 in 1.04 of the time, 7 of 8 0.995 in
+#:   1.11 (tuning corpora, 44 rows), about what more passes buy;
 #: * three steps a pass, not more: ten (``batch_size = ceil(D / 10)``) give a median 1.024 of
 #:   the perplexity in 1.85 of the time, 1.027 with the step shrunk so that the topics keep
 #:   the minibatch noise of three (``benchmarks/lda_levers.py``, 48 tuning rows); and not

@@ -13,11 +13,10 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   same number of sweeps per token as the default 6 x 20;
 * ``sweeps5b1``, ``sweeps4b1``, ``sweeps4b0``: fewer sweeps per visit at the default 20
   passes, with less burn-in: 5 (1 discarded), 4 (1 discarded), 4 (none discarded; the
-  sequential start is itself a draw given the earlier tokens); ``sweeps6b1``: 6 (1
-  discarded), one more kept sweep at the same cost, and the default since 2026-11-26;
-  ``sweeps6b2``: 6 (2 discarded), the default before (the runs of the LDA benchmarks page
-  compare the others with it); ``sweeps7b1``, ``sweeps8b1``: 7 or 8 (1 discarded), more
-  sweeps kept at more cost;
+  sequential start is itself a draw given the earlier tokens); ``sweeps6b2``: 6 (2
+  discarded), the default until 2026-11-26 (6 with 1 discarded since; the runs of the LDA
+  benchmarks page compare the others with it); ``sweeps7b1``, ``sweeps8b1``: 7 or 8 (1
+  discarded), more sweeps kept at more cost;
 * ``batch2``: two steps a pass (``batch_size = ceil(D / 2)``), 20 passes: 40 global steps
   instead of 60;
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
@@ -72,7 +71,6 @@ LEVERS = {
     "sweeps5b1": dict(n_gibbs=5, gibbs_burn_in=1),
     "sweeps4b1": dict(n_gibbs=4, gibbs_burn_in=1),
     "sweeps4b0": dict(n_gibbs=4, gibbs_burn_in=0),
-    "sweeps6b1": dict(n_gibbs=6, gibbs_burn_in=1),
     "sweeps6b2": dict(n_gibbs=6, gibbs_burn_in=2),
     "sweeps7b1": dict(n_gibbs=7, gibbs_burn_in=1),
     "sweeps8b1": dict(n_gibbs=8, gibbs_burn_in=1),

@@ -221,13 +221,20 @@ cdef inline void _remove_token(Py_ssize_t k, int64_t* n_dk, int32_t* topics, int
         position[last] = position[k]
 
 
+cdef inline Py_ssize_t _prefetch_step(Py_ssize_t n_topics) noexcept nogil:
+    """Entries between the lines ``_prefetch_word`` loads: at most PREFETCH_LINES lines a row,
+    at least one line (8 doubles) apart. Computed once per kernel call."""
+    return max(8, (n_topics + PREFETCH_LINES - 1) // PREFETCH_LINES)
+
+
 cdef inline void _prefetch_word(Py_ssize_t w, const double* fit, const double* alpha_cdf,
-                                const WordTable* tables, Py_ssize_t n_topics) noexcept nogil:
-    """Start loading what the draws of word w read: its table's count of top topics and up to
-    PREFETCH_LINES evenly spaced 64-byte lines of its rows of f_k and of alpha cdf (all of
-    them up to K = 128; beyond, the first probes of the binary search and a sample of f_k).
-    A hint only: what is drawn does not change."""
-    cdef Py_ssize_t j = 0, step = max(8, (n_topics + PREFETCH_LINES - 1) // PREFETCH_LINES)
+                                const WordTable* tables, Py_ssize_t n_topics,
+                                Py_ssize_t step) noexcept nogil:
+    """Start loading what the draws of word w read: its table's count of top topics and the
+    lines ``step`` entries apart of its rows of f_k and of alpha cdf (all of them up to
+    K = 128; beyond, the first probes of the binary search and a sample of f_k), and the
+    cdf's last entry. A hint only: what is drawn does not change."""
+    cdef Py_ssize_t j = 0
     SIMPLEXSG_PREFETCH(&tables[w].n_top)
     while j < n_topics:
         SIMPLEXSG_PREFETCH(fit + w * n_topics + j)
@@ -236,13 +243,23 @@ cdef inline void _prefetch_word(Py_ssize_t w, const double* fit, const double* a
     SIMPLEXSG_PREFETCH(alpha_cdf + w * n_topics + n_topics - 1)
 
 
+cdef inline void _prefetch_start(const int32_t* words, Py_ssize_t n_tokens, const double* fit,
+                                 const double* alpha_cdf, const WordTable* tables,
+                                 Py_ssize_t n_topics, Py_ssize_t step) noexcept nogil:
+    """``_prefetch_word`` for a document's first PREFETCH_AHEAD tokens."""
+    cdef Py_ssize_t i
+    for i in range(min(n_tokens, PREFETCH_AHEAD)):
+        _prefetch_word(words[i], fit, alpha_cdf, tables, n_topics, step)
+
+
 cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
                            const double* fit, const double* alpha_cdf, const WordTable* tables,
                            const double* alpha, Py_ssize_t n_topics,
                            bitgen_t* rng, int n_sweeps, int burn_in,
                            int64_t* n_dk, int32_t* topics, int32_t* position, double* cdf,
                            int64_t* n_dk_sum, int32_t* kept, int64_t* n_dk_last,
-                           bint warm, Py_ssize_t direct_margin) noexcept nogil:
+                           bint warm, Py_ssize_t direct_margin,
+                           Py_ssize_t prefetch_step) noexcept nogil:
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
     ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
@@ -261,11 +278,11 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     # A visit's first touch of a word's rows misses the cache (a minibatch's rows span
     # megabytes), and one draw waits for the last: for short documents that was most of a
     # visit's fixed cost. Prefetching PREFETCH_AHEAD tokens ahead lets the misses overlap.
-    for i in range(min(n_tokens, PREFETCH_AHEAD)):
-        _prefetch_word(words[i], fit, alpha_cdf, tables, n_topics)
+    # The first PREFETCH_AHEAD are prefetched by the caller, before the visit.
     for i in range(n_tokens):
         if i + PREFETCH_AHEAD < n_tokens:
-            _prefetch_word(words[i + PREFETCH_AHEAD], fit, alpha_cdf, tables, n_topics)
+            _prefetch_word(words[i + PREFETCH_AHEAD], fit, alpha_cdf, tables, n_topics,
+                           prefetch_step)
         if warm:                                                # the previous visit's state
             k = z[i]
         else:                                                   # sweep 0: sequential start
@@ -684,6 +701,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                              "or start with -1 (cold start)")
 
     cdef int n_threads = <int> min(n_jobs, max(n_docs, 1))
+    cdef Py_ssize_t prefetch_step = _prefetch_step(n_topics)
     cdef Py_ssize_t row = (n_topics + 15) // 16 * 16      # entries: 64-byte multiples
     cdef char* scratch = NULL
     cdef int64_t* n_dk_scratch = NULL
@@ -743,18 +761,19 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                 else:
                     n_last_ptr = NULL
                 warm = have_assignments and doc_ptr[d + 1] > doc_ptr[d] and z[doc_ptr[d]] >= 0
-                # the first words of the next document (most often this thread's next), so
-                # that its first draws find their rows loaded
+                # the first words of the next document too (most often this thread's next),
+                # so that its first draws find their rows loaded
+                _prefetch_start(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
+                                &fit[0, 0], &alpha_cdf[0, 0], tables, n_topics, prefetch_step)
                 if d + 1 < n_docs:
-                    for i in range(doc_ptr[d + 1],
-                                   min(doc_ptr[d + 2], doc_ptr[d + 1] + PREFETCH_AHEAD)):
-                        _prefetch_word(word_ids[i], &fit[0, 0], &alpha_cdf[0, 0], tables, n_topics)
+                    _prefetch_start(&word_ids[0] + doc_ptr[d + 1], doc_ptr[d + 2] - doc_ptr[d + 1],
+                                    &fit[0, 0], &alpha_cdf[0, 0], tables, n_topics, prefetch_step)
                 _sample_document(&word_ids[0] + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d],
                                  &z[0] + doc_ptr[d], &fit[0, 0], &alpha_cdf[0, 0], tables,
                                  &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps,
                                  burn_in, n_dk_scratch, used_scratch, position_scratch,
                                  cdf_scratch, n_sum_ptr, kept_ptr, n_last_ptr, warm,
-                                 direct_margin)
+                                 direct_margin, prefetch_step)
             free(scratch)
     finally:
         free(tables)

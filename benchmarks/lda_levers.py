@@ -19,6 +19,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   discarded), more sweeps kept at more cost;
 * ``batch2``: two steps a pass (``batch_size = ceil(D / 2)``), 20 passes: 40 global steps
   instead of 60;
+* ``plain_counts``: the local step's plain counts of the draws (``rao_blackwell=False``, the
+  default until 2026-11-26) instead of the alpha part's expected topics;
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
 * ``batch10_matched``: the same with the step shrunk so that the minibatch noise the topics
   carry stays that of the default three steps per pass (``noise_matched``).
@@ -75,6 +77,7 @@ LEVERS = {
     "sweeps7b1": dict(n_gibbs=7, gibbs_burn_in=1),
     "sweeps8b1": dict(n_gibbs=8, gibbs_burn_in=1),
     "batch2": dict(steps_per_pass=2, max_iter=20),
+    "plain_counts": dict(rao_blackwell=False),
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),
 }

@@ -50,6 +50,10 @@ class TopicCounts(NamedTuple):
         Each token's topic after the last sweep, tokens in ``csr_to_tokens`` order (document
         by document, words in column order, a word with count c repeated c times). None unless
         ``assignments`` were passed in.
+    alpha_counts : int64 (n_words,), or None
+        With ``sweep_tokens(alpha_part=True)``: each word's kept records given to the alpha
+        part, which ``word_topic_sums`` then leaves out (``simplexsg._ext._lda_gibbs``: the
+        alpha part's expected topics replace its draws). None otherwise.
     """
     doc_topic: Optional[np.ndarray]
     word_topic_sums: Optional[sp.csr_array]
@@ -57,6 +61,7 @@ class TopicCounts(NamedTuple):
     word_ids: np.ndarray
     doc_topic_last: Optional[np.ndarray] = None
     assignments: Optional[np.ndarray] = None
+    alpha_counts: Optional[np.ndarray] = None
 
     @property
     def topic_word(self):
@@ -246,7 +251,7 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
 
 def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
                  word_topic=True, last_sweep=False, assignments=None,
-                 direct_margin=None, doc_topic=True):
+                 direct_margin=None, doc_topic=True, alpha_part=False):
     """``gibbs_topic_counts`` on trusted input: the training loop's local step.
 
     ``tokens``: a ``Tokens`` minibatch; ``topics``: float32 or float64 (K, W), finite and >= 0
@@ -255,7 +260,9 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
     ``assignments``: int32 (n_tokens,), updated in place, or None; ``doc_topic=False`` skips
     the averaged n_dk (``TopicCounts.doc_topic`` None), which a training step does not use:
     a dense (n_docs, K) array that costs as much as the sweeps of short documents. The other
-    outputs are the same either way. Returns a ``TopicCounts``.
+    outputs are the same either way. ``alpha_part``: the word-topic counts leave the alpha
+    part out, counted per word in ``TopicCounts.alpha_counts`` (for the training step's
+    Rao-Blackwellised estimate). Returns a ``TopicCounts``.
     """
     n_docs, n_topics = tokens.n_documents, topics.shape[0]
     n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64) if doc_topic else None
@@ -263,15 +270,17 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
     word_topic_sums = gibbs_sweeps(
         tokens.doc_ptr, tokens.word_ids, tokens.vocab, np.ascontiguousarray(topics),
         np.ascontiguousarray(alpha, dtype=np.float64), streams.addresses, n_sweeps, burn_in,
-        n_dk_sum, word_topic, n_jobs, n_dk_last, assignments,
-        *(() if direct_margin is None else (direct_margin,)))
+        n_dk_sum, word_topic, n_jobs, n_dk_last, assignments, alpha_part=alpha_part,
+        **({} if direct_margin is None else dict(direct_margin=direct_margin)))
+    alpha_counts = None
     if word_topic:
-        indptr, topic_ids, counts = word_topic_sums
+        indptr, topic_ids, counts, alpha_counts = word_topic_sums
         word_topic_sums = sp.csr_array((counts, topic_ids, indptr),
                                        shape=(len(tokens.vocab), n_topics))
     n_kept = n_sweeps - burn_in
     return TopicCounts(None if n_dk_sum is None else n_dk_sum / n_kept, word_topic_sums, n_kept,
-                       tokens.vocab, n_dk_last, assignments)
+                       tokens.vocab, n_dk_last, assignments,
+                       alpha_counts if alpha_part else None)
 
 
 def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, n_jobs=1):

@@ -264,6 +264,7 @@ def test_bad_input_is_named(X, message):
     (dict(step_decay=2.0), "step_decay"),
     (dict(n_gibbs=10, gibbs_burn_in=10), "gibbs_burn_in"),
     (dict(batch_size=0), "batch_size"),
+    (dict(rao_blackwell="yes"), "rao_blackwell must be True or False"),
 ])
 def test_bad_parameters_are_named(params, message):
     with pytest.raises(ValueError, match=message):

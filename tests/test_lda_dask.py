@@ -32,10 +32,11 @@ def assert_same_fit(a, b):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
 
-@pytest.mark.parametrize("cls, learn", [(SCIRLDA, False), (SGRLDLDA, False), (SCIRLDA, True)])
-def test_fit_on_the_cluster_equals_the_local_fit(client, corpus, cls, learn):
-    params = dict(n_components=K, batch_size=40, max_iter=2, random_state=0,
-                  learn_doc_topic_prior=learn)
+@pytest.mark.parametrize("cls, extra", [(SCIRLDA, {}), (SGRLDLDA, {}),
+                                        (SCIRLDA, dict(learn_doc_topic_prior=True)),
+                                        (SCIRLDA, dict(rao_blackwell=False))])
+def test_fit_on_the_cluster_equals_the_local_fit(client, corpus, cls, extra):
+    params = dict(n_components=K, batch_size=40, max_iter=2, random_state=0, **extra)
     local = cls(**params).fit(corpus)
     remote = cls(client=client, **params).fit(corpus)
     assert_same_fit(local, remote)

@@ -17,7 +17,8 @@ The chain: ``SCIRLDA`` driven by ``partial_fit`` on the whole corpus each step (
 step conditions on the current topic sample: the exact scheme), a constant step (step_decay
 0), and a local step that hands the topic step ONE draw of the assignments: ``n_gibbs=10,
 gibbs_burn_in=9`` (a sequential start and 9 sweeps discarded, then one sweep kept), not an
-average over sweeps. The samples are the normalised ``topic_state_`` after each step.
+average over sweeps, and its plain counts (``rao_blackwell=False``: the alpha part's expected
+topics are not a draw of the assignments). The samples are the normalised ``topic_state_`` after each step.
 
 Why that chain should be exact: SCIR simulates the CIR diffusion exactly (no discretisation
 error), so given the assignments a step leaves theta_kw ~ Gamma(beta + n_kw) invariant at any
@@ -88,7 +89,7 @@ def chain_pair_moments(n_steps, step_size, topic_word_prior=BETA, seed=0):
     X = count_matrix()
     lda = SCIRLDA(K, doc_topic_prior=ALPHA, topic_word_prior=topic_word_prior,
                   total_samples=X.shape[0], local_topics="sample", n_gibbs=10, gibbs_burn_in=9,
-                  step_size=step_size, step_decay=0.0, burn_in=0, random_state=seed)
+                  rao_blackwell=False, step_size=step_size, step_decay=0.0, burn_in=0, random_state=seed)
     samples = np.empty((n_steps, len(PAIRS[0])))
     for t in range(n_steps):
         lda.partial_fit(X)

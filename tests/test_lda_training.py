@@ -257,3 +257,47 @@ def test_global_step_has_the_exact_scir_moments_and_local_topics():
     step_topics(theta, counts, step=1, average=average, **kwargs)
     assert average.count == 2
     np.testing.assert_allclose(average.mean(), local, rtol=1e-12)   # the same local twice
+
+
+@pytest.mark.parametrize("sampler", ["scir", "sgrld"])
+def test_global_step_spreads_the_alpha_part_by_its_expected_topics(sampler):
+    """With ``LocalCounts.alpha_counts``, word w's alpha count A_w adds ``alpha_k topics[k, w]
+    A_w / sum_j alpha_j topics[j, w]`` (times scale / n_kept) to topic k's estimated count: the
+    local topics (the normalised conditional mean, a linear function of the shape; for SGRLD
+    its drift also holds the row's total count) match the dense computation to 1e-12."""
+    import scipy.sparse as sparse
+    from simplexsg._ext._global_step import global_step
+    from simplexsg.lda.topics import LocalCounts, step_topics
+    rng = np.random.default_rng(1)
+    theta = rng.gamma(1.0, size=(3, 6)) + 0.01
+    topics = rng.dirichlet(np.ones(6), size=3)
+    alpha = np.array([0.1, 0.5, 0.2])
+    word_topic = np.zeros((6, 3), dtype=np.int64)
+    word_topic[1, 0], word_topic[4, 2] = 5, 3
+    alpha_counts = np.array([0, 4, 0, 2, 0, 0])
+    counts = LocalCounts(sparse.csr_array(word_topic), 2, 10, alpha_counts=alpha_counts)
+    h, beta, scale = 0.3, 0.5, 2.0
+    spread = alpha[:, None] * topics * alpha_counts / (alpha @ topics)
+    est = scale * (word_topic.T + spread) / 2
+    if sampler == "scir":
+        mean = theta * np.exp(-h) - (beta + est) * np.expm1(-h)
+    else:
+        drift = beta + est - theta - est.sum(axis=1, keepdims=True) * theta / theta.sum(
+            axis=1, keepdims=True)
+        mean = np.maximum(theta + h * drift, np.finfo(float).tiny)
+    # the same spread when word 3's column is subnormal in every topic (1e-310 times it)
+    for factor in (1.0, 1e-310):
+        scaled = topics.copy()
+        scaled[:, 3] *= factor
+        _, local = step_topics(theta, counts, beta=beta, scale=scale, h=h, sampler=sampler,
+                               local_mean=True, seed=np.random.SeedSequence(5), step=0,
+                               alpha=alpha, topics=scaled)
+        np.testing.assert_allclose(local, mean / mean.sum(axis=1, keepdims=True), rtol=1e-11)
+    out = np.empty_like(theta), np.empty_like(theta)
+    args = (theta, beta, np.zeros(4, dtype=np.int64), np.empty(0, dtype=np.int64),
+            np.empty(0), h, False, True, np.zeros(3, dtype=np.uintp), *out)
+    with pytest.raises(ValueError, match="go together"):
+        global_step(*args, spread=np.zeros(6))
+    with pytest.raises(ValueError, match="spread and column_scale must have 6 entries"):
+        global_step(*args, spread=np.zeros(5), column_scale=np.ones(6), alpha=alpha,
+                    topics=topics)

@@ -3,7 +3,10 @@ gamma variables theta (SCIR or SGRLD), computes the topics the next local step u
 them to the running average, with no (topics x words) temporary.
 
 Row k of ``theta`` (K, W) targets ``Dirichlet(beta + est_k)``, where ``est_k`` are the estimated
-full-data counts of topic k: given sparse, since a minibatch touches few words. Per row:
+full-data counts of topic k: given sparse, since a minibatch touches few words, plus, when the
+local step split off the alpha part, ``alpha_k (topics[k, w] column_scale[w]) spread[w]``
+(``spread[w]`` is zero for the words that have none; ``column_scale[w]``, one over the word's
+largest topic value, keeps the product at most 1 however small the column; ``simplexsg._ext._lda_gibbs``). Per row:
 
 * SCIR (Baker et al. 2018): every coordinate takes the exact CIR transition of time h with
   shape ``a = beta + est`` (``simplexsg._ext._scir``: log-space draws and floors included);
@@ -71,7 +74,8 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                 bint sgrld, bint local_mean, const uintptr_t[::1] bitgens,
                 real[:, ::1] theta_out, real[:, ::1] local_out,
                 const real[:, ::1] average_in=None, real[:, ::1] average_out=None,
-                int n_jobs=1):
+                int n_jobs=1, const double[::1] spread=None, const double[::1] column_scale=None,
+                const double[::1] alpha=None, const real[:, ::1] topics=None):
     """One global step of every topic row.
 
     Parameters
@@ -98,6 +102,9 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
         average when ``average_out`` is None. ``average_out`` may alias ``average_in``.
     n_jobs : int
         OpenMP threads over the rows; no effect on the result.
+    spread, column_scale, alpha, topics : float64 (W,) >= 0, (W,) > 0, (K,) > 0, (K, W) >= 0
+        The alpha part's counts, or all None: ``est[k, w] += alpha[k] * (topics[k, w] *
+        column_scale[w]) * spread[w]``, finite when ``topics[:, w] * column_scale[w] <= 1``.
 
     Raises ValueError, and writes nothing meaningful, when a SCIR step's Poisson rate
     ``theta e^-h / (1 - e^-h)`` would exceed 1e17 (an absurdly small h) at a coordinate whose
@@ -118,6 +125,14 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
         raise ValueError(f"averages must have shape ({K}, {W})")
     if not (h > 0 and beta > 0):
         raise ValueError(f"need h > 0 and beta > 0, got h={h}, beta={beta}")
+    cdef bint spreading = spread is not None
+    if not (spreading == (column_scale is not None) == (alpha is not None)
+            == (topics is not None)):
+        raise ValueError("spread, column_scale, alpha and topics go together")
+    if spreading and (spread.shape[0] != W or column_scale.shape[0] != W or alpha.shape[0] != K
+                      or topics.shape[0] != K or topics.shape[1] != W):
+        raise ValueError(f"spread and column_scale must have {W} entries, alpha {K}, topics shape "
+                         f"({K}, {W})")
     cdef Py_ssize_t bad = -1
     with nogil:
         for e in range(est_word.shape[0]):
@@ -134,7 +149,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
     cdef double* sample = NULL
     cdef double* mean = NULL
     cdef double* local
-    cdef double est_total, total, top
+    cdef double est_total, total, top, alpha_k, v
     cdef real* dummy = NULL
     cdef int out_of_memory = 0, too_small = 0
     cdef int* failed = &out_of_memory
@@ -158,8 +173,14 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                 row_theta[j] = theta[k, j]
                 top = max(top, row_theta[j])
                 shape[j] = beta
+            if spreading:                       # the alpha part: no branch, 0 where none
+                alpha_k = alpha[k]
+                for j in range(W):
+                    v = alpha_k * (topics[k, j] * column_scale[j]) * spread[j]
+                    shape[j] = shape[j] + v
+                    est_total = est_total + v
             for e in range(est_ptr[k], est_ptr[k + 1]):
-                shape[est_word[e]] = beta + est_value[e]
+                shape[est_word[e]] = shape[est_word[e]] + est_value[e]
                 est_total = est_total + est_value[e]
             if check_rate and top > largest:    # only shapes below 1 draw a Poisson
                 for j in range(W):

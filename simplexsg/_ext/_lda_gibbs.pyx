@@ -57,6 +57,21 @@ miss per token at large K): each token's topics of the kept sweeps are recorded 
 after the sweeps the tokens are grouped by word and counted, one word at a time, into sparse
 (word, topic, count) triples.
 
+The alpha part (``alpha_part``, for the training step's counts). The conditional splits into
+a count part ``n_k phi[k, w]`` and an alpha part ``alpha_k phi[k, w]``; a kept token drawn on
+topic k is recorded on k with probability ``n_k / (alpha_k + n_k)`` (n_k without the token)
+and otherwise in its word's alpha count ``A_w``. The draw mostly says which for free: the
+direct draw picks the part first, and so does the envelope for a top topic; only a non-top
+topic drawn from the envelope's ``n_k eps_w`` part needs one more uniform
+(``_alpha_part_of``). Given the other tokens,
+the record lands on k with probability ``n_k phi[k, w] / T`` (T the conditional's total), and
+in ``A_w`` with probability ``sum_k alpha_k phi[k, w] / T``; so ``record on k + A_w q_w(k)``,
+with ``q_w(k) = alpha_k phi[k, w] / sum_j alpha_j phi[j, w]``, has the expectation of the
+token's indicator of topic k: the alpha part's draw over the K topics is replaced by its
+conditional expectation (Rao-Blackwellised), which the global step adds in its pass over the
+topics (``simplexsg.lda.topics``). On short documents a third of the tokens sit alone on their
+topic (n_k = 0), so a third of the counts lose that noise.
+
 Documents are independent given the topics. Document d draws only from its own bit generator
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.
 """
@@ -85,6 +100,9 @@ cdef enum:
     PREFETCH_LINES = 16  # lines of each of a word's two rows prefetched
     DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
     WORD_BLOCK = 64      # words a thread takes at a time when building their tables
+    COUNT_PART = 0       # the envelope parts a draw came from (``part`` of the draws)
+    ALPHA_PART = 1
+    REST_PART = 2
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
 #: ``direct_margin`` that makes every draw go the rejection way (a word has at most TOP_MAX top
 #: topics), for tests.
@@ -114,9 +132,10 @@ cdef inline Py_ssize_t _invert(const double* cdf, Py_ssize_t n, double x) noexce
 
 cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, const int64_t* n_dk,
                              const int32_t* topics, Py_ssize_t n_used, double* cdf,
-                             Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
+                             Py_ssize_t n_topics, bitgen_t* rng, int* part) noexcept nogil:
     """The exact draw of SparseLDA: the count part ``n_k f_k`` summed over the topics in use,
-    then the alpha part by inverting its cumulative sums. O(topics in use + log K)."""
+    then the alpha part by inverting its cumulative sums. O(topics in use + log K). ``part``
+    receives the part drawn from: COUNT_PART or ALPHA_PART."""
     cdef Py_ssize_t j, k
     cdef double count_mass = 0.0, alpha_mass = alpha_cdf[n_topics - 1], x
     for j in range(n_used):
@@ -128,8 +147,10 @@ cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, 
         j = 0
         while not x < cdf[j]:
             j += 1
+        part[0] = COUNT_PART
         return topics[j]
     x -= count_mass
+    part[0] = ALPHA_PART
     return _invert(alpha_cdf, n_topics, x if x < alpha_mass else 0.0)
 
 
@@ -156,13 +177,15 @@ cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const Wo
                             const double* alpha, const int64_t* n_dk,
                             const int32_t* z, Py_ssize_t i, Py_ssize_t n_other,
                             const int32_t* topics, Py_ssize_t n_used, double* cdf,
-                            Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
+                            Py_ssize_t n_topics, bitgen_t* rng, int* part) noexcept nogil:
     """One exact draw from ∝ (alpha_k + n_dk[k]) fit[k] for token i (module docstring).
 
     ``fit`` and ``alpha_cdf`` are the word's f_k and cumulative sums of alpha_k f_k. ``n_dk``
     excludes token i; the other tokens are ``z[0 .. n_other]`` without index i (so in the
     sequential start, where ``n_other == i``, the tokens before i). ``topics[:n_used]`` lists
-    the topics with n_dk > 0; ``cdf`` is scratch of n_topics entries.
+    the topics with n_dk > 0; ``cdf`` is scratch of n_topics entries. ``part`` receives the
+    envelope's part the draw came from: COUNT_PART, ALPHA_PART, or REST_PART (``n_k eps_w``,
+    a topic not in top: see ``_alpha_part_of``).
     """
     cdef Py_ssize_t trial, j, k, max_trials = 2 + (n_used >> 3)
     cdef int64_t n_top_tokens = 0, c
@@ -181,21 +204,24 @@ cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const Wo
             j = 0
             while not x < cdf[j]:
                 j += 1
+            part[0] = COUNT_PART
             return word.top[j]
         x -= top_mass
         if x < alpha_mass:
             k = _invert(alpha_cdf, n_topics, x)
             f = fit[k]
+            part[0] = ALPHA_PART
             if f > eps:                     # a top topic: its g(k) is the conditional
                 return k
         elif rest_mass > 0.0:
             k = _other_token_topic(fit, eps, z, i, n_other, rng)
             f = fit[k]
+            part[0] = REST_PART
         else:                               # x rounded up past the top and alpha parts
             continue
         if rng.next_double(rng.state) * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
             return k
-    return _direct_draw(fit, alpha_cdf, n_dk, topics, n_used, cdf, n_topics, rng)
+    return _direct_draw(fit, alpha_cdf, n_dk, topics, n_used, cdf, n_topics, rng, part)
 
 
 cdef inline void _add_token(Py_ssize_t k, int64_t* n_dk, int32_t* topics, int32_t* position,
@@ -252,6 +278,19 @@ cdef inline void _prefetch_start(const int32_t* words, Py_ssize_t n_tokens, cons
         _prefetch_word(words[i], fit, alpha_cdf, tables, n_topics, step)
 
 
+cdef inline bint _alpha_part_of(int part, double alpha_k, int64_t n_k, double f, double eps,
+                                bitgen_t* rng) noexcept nogil:
+    """Whether a token drawn on topic k goes to the alpha part: with probability alpha_k /
+    (alpha_k + n_k) given k (n_k its other tokens on k, f = f_k; module docstring). The part
+    it was drawn from gives that for free, but for REST_PART (k not a top topic: the envelope's
+    ``n_k eps`` part, whose share of the accepted k, ``n_k eps / (alpha_k f + n_k eps)``, is
+    more than the count part's): then with probability ``alpha_k (eps - f) / ((alpha_k + n_k)
+    eps)``, which makes up the difference."""
+    if part != REST_PART:
+        return part == ALPHA_PART
+    return rng.next_double(rng.state) * (alpha_k + <double> n_k) * eps < alpha_k * (eps - f)
+
+
 cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
                            const double* fit, const double* alpha_cdf, const WordTable* tables,
                            const double* alpha, Py_ssize_t n_topics,
@@ -259,7 +298,7 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
                            int64_t* n_dk, int32_t* topics, int32_t* position, double* cdf,
                            int64_t* n_dk_sum, int32_t* kept, int64_t* n_dk_last,
                            bint warm, Py_ssize_t direct_margin,
-                           Py_ssize_t prefetch_step) noexcept nogil:
+                           Py_ssize_t prefetch_step, bint alpha_part) noexcept nogil:
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
     ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
@@ -267,9 +306,10 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     (n_tokens x kept sweeps), or NULL, receives each token's topic after each kept sweep;
     ``n_dk_last`` the document's row for its counts after the last sweep, or NULL. A token of
     word w is drawn directly while the document uses at most ``tables[w].n_top +
-    direct_margin`` topics, else by rejection."""
+    direct_margin`` topics, else by rejection. With ``alpha_part``, a kept token is recorded
+    as topic ``n_topics`` when it goes to the alpha part (``_alpha_part_of``)."""
     cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in
-    cdef int sweep
+    cdef int sweep, part
     for k in range(n_topics):
         n_dk[k] = 0
     if n_dk_sum != NULL:
@@ -289,10 +329,10 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             w = words[i]
             if n_used <= tables[w].n_top + direct_margin:
                 k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
-                                 n_used, cdf, n_topics, rng)
+                                 n_used, cdf, n_topics, rng, &part)
             else:
                 k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
-                                n_dk, z, i, i, topics, n_used, cdf, n_topics, rng)
+                                n_dk, z, i, i, topics, n_used, cdf, n_topics, rng, &part)
             z[i] = <int32_t> k
         _add_token(k, n_dk, topics, position, &n_used)
     for sweep in range(n_sweeps):
@@ -301,14 +341,18 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             _remove_token(z[i], n_dk, topics, position, &n_used)
             if n_used <= tables[w].n_top + direct_margin:
                 k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
-                                 n_used, cdf, n_topics, rng)
+                                 n_used, cdf, n_topics, rng, &part)
             else:
                 k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
-                                n_dk, z, i, n_tokens - 1, topics, n_used, cdf, n_topics, rng)
+                                n_dk, z, i, n_tokens - 1, topics, n_used, cdf, n_topics, rng,
+                                &part)
             z[i] = <int32_t> k
-            _add_token(k, n_dk, topics, position, &n_used)
             if sweep >= burn_in and kept != NULL:
-                kept[i * n_kept + sweep - burn_in] = <int32_t> k
+                kept[i * n_kept + sweep - burn_in] = <int32_t> (
+                    n_topics if alpha_part and _alpha_part_of(
+                        part, alpha[k], n_dk[k], fit[w * n_topics + k], tables[w].eps, rng)
+                    else k)
+            _add_token(k, n_dk, topics, position, &n_used)
         if sweep >= burn_in and n_dk_sum != NULL:
             for j in range(n_used):
                 k = topics[j]
@@ -405,7 +449,7 @@ cdef void _word_tables(const real* phi, Py_ssize_t n_topics, Py_ssize_t stride,
         n_past = 0
         eps_past = 0.0
         for k in range(n_topics):           # f_k, the alpha sums, the topics past TOP_CUTS[0]
-            f = row[k] * scale
+            f = row[k] * scale if scale < INFINITY else row[k] / top   # a subnormal column
             row[k] = f
             cum = cum + alpha[k] * f
             alpha_cdf[w * n_topics + k] = cum
@@ -458,12 +502,14 @@ cdef int _group_by_key(const int32_t* keys, Py_ssize_t n_items, Py_ssize_t n_key
 cdef int _count_by_word(const int64_t* word_start, const int64_t* order, Py_ssize_t n_words,
                         const int32_t* kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
                         const int64_t* slot_ptr, int32_t* out_topic, int64_t* out_count,
-                        int64_t* nnz, int n_threads) noexcept nogil:
+                        int64_t* nnz, int64_t* alpha_count, int n_threads) noexcept nogil:
     """Word-topic counts of the kept assignments, one word at a time, in parallel over the
     words: word w's distinct topics (increasing) and counts go to ``out_topic/out_count[
-    slot_ptr[w]:]``, their number to ``nnz[w]``. Returns 1 when scratch space cannot be
-    allocated, else 0."""
+    slot_ptr[w]:]``, their number to ``nnz[w]``, its records of the alpha part (topic
+    ``n_topics``) to ``alpha_count[w]``. Returns 1 when scratch space cannot be allocated,
+    else 0."""
     cdef Py_ssize_t w, s, j, m, k, topic
+    cdef int64_t n_alpha
     cdef int64_t* counts = NULL
     cdef int32_t* touched = NULL
     cdef int failed = 0
@@ -477,9 +523,13 @@ cdef int _count_by_word(const int64_t* word_start, const int64_t* order, Py_ssiz
             if counts == NULL or touched == NULL:
                 continue
             m = 0
+            n_alpha = 0
             for j in range(word_start[w], word_start[w + 1]):
                 for s in range(n_kept):
                     k = kept[order[j] * n_kept + s]
+                    if k == n_topics:
+                        n_alpha = n_alpha + 1
+                        continue
                     if counts[k] == 0:
                         touched[m] = <int32_t> k
                         m = m + 1
@@ -498,6 +548,7 @@ cdef int _count_by_word(const int64_t* word_start, const int64_t* order, Py_ssiz
                 out_count[slot_ptr[w] + j] = counts[k]
                 counts[k] = 0
             nnz[w] = m
+            alpha_count[w] = n_alpha
         free(counts)
         free(touched)
     return failed
@@ -590,7 +641,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
                  int64_t[:, ::1] n_dk_sum=None, bint word_topic=False, int n_jobs=1,
                  int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None,
-                 Py_ssize_t direct_margin=DIRECT_MARGIN):
+                 Py_ssize_t direct_margin=DIRECT_MARGIN, bint alpha_part=False):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
 
     Parameters
@@ -639,12 +690,17 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         rejection from the envelope (O(top topics) and the proposals) otherwise; both are
         exact, so this changes the speed, not the law. ``REJECTION_ALWAYS`` (below -TOP_MAX):
         rejection always (for tests).
+    alpha_part : bool
+        Split each kept token's count between its topic and the alpha part (module
+        docstring); the draws of the chain are the same law either way.
 
     Returns
     -------
     None, or with ``word_topic`` the sum over the kept sweeps of the word-topic counts as
-    sparse rows ``(indptr int64 (W_b + 1,), topics int32 (nnz,), counts int64 (nnz,))``: word
-    w's topics with a positive count, increasing, are ``topics[indptr[w]:indptr[w + 1]]``.
+    sparse rows ``(indptr int64 (W_b + 1,), topics int32 (nnz,), counts int64 (nnz,),
+    alpha_counts int64 (W_b,))``: word w's topics with a positive count, increasing, are
+    ``topics[indptr[w]:indptr[w + 1]]``; ``alpha_counts[w]``, its tokens' records given to the
+    alpha part (zero without ``alpha_part``).
     """
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
@@ -773,7 +829,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                                  &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps,
                                  burn_in, n_dk_scratch, used_scratch, position_scratch,
                                  cdf_scratch, n_sum_ptr, kept_ptr, n_last_ptr, warm,
-                                 direct_margin, prefetch_step)
+                                 direct_margin, prefetch_step, alpha_part)
             free(scratch)
     finally:
         free(tables)
@@ -787,18 +843,20 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
 def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
                        const int32_t[::1] kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
                        int n_jobs):
-    """(indptr, topics, counts) of the word-topic counts of the kept assignments (the return
-    value of ``gibbs_sweeps``); every stage runs on ``n_jobs`` threads, with a result that does
-    not depend on them."""
+    """(indptr, topics, counts, alpha_counts) of the word-topic counts of the kept assignments
+    (the return value of ``gibbs_sweeps``; topic ``n_topics`` is the alpha part); every stage
+    runs on ``n_jobs`` threads, with a result that does not depend on them."""
     cdef Py_ssize_t n_tokens = word_ids.shape[0], w, j
     cdef int n_threads = <int> max(1, min(n_jobs, n_words))
     cdef int64_t[::1] word_start = np.zeros(n_words + 1, dtype=np.int64)
     cdef int64_t[::1] order = np.empty(n_tokens, dtype=np.int64)
     cdef int64_t[::1] slot_ptr = np.zeros(n_words + 1, dtype=np.int64)
     cdef int64_t[::1] indptr = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int64_t[::1] alpha_counts = np.zeros(n_words, dtype=np.int64)
     cdef int failed = 0
     if n_tokens == 0 or n_words == 0:
-        return np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64)
+        return (np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64),
+                np.asarray(alpha_counts))
     with nogil:
         failed = _group_by_key(&word_ids[0], n_tokens, n_words, &word_start[0], &order[0],
                                n_threads)
@@ -812,7 +870,7 @@ def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
     with nogil:
         failed = _count_by_word(&word_start[0], &order[0], n_words, &kept[0], n_kept, n_topics,
                                 &slot_ptr[0], &slot_topic[0], &slot_count[0], &indptr[1],
-                                n_threads)
+                                &alpha_counts[0], n_threads)
         for w in range(n_words):            # indptr[w + 1] held word w's number of topics
             indptr[w + 1] += indptr[w]
     if failed:
@@ -823,7 +881,7 @@ def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
         for j in range(indptr[w + 1] - indptr[w]):
             topics[indptr[w] + j] = slot_topic[slot_ptr[w] + j]
             counts[indptr[w] + j] = slot_count[slot_ptr[w] + j]
-    return np.asarray(indptr), np.asarray(topics), np.asarray(counts)
+    return np.asarray(indptr), np.asarray(topics), np.asarray(counts), np.asarray(alpha_counts)
 
 
 def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,

@@ -70,17 +70,26 @@ def _share_vocabulary(shard, rows):
 
 
 def _share_counts(shard, rows, columns, alpha, seed, step, first, n_sweeps, burn_in,
-                  last_sweep, n_jobs):
+                  last_sweep, n_jobs, alpha_part):
     """The local step of the shard's rows ``rows``, minibatch positions ``first, first + 1,
     ...``, with ``columns`` (K, |vocabulary|) the topics of their words. Returns
-    ``LocalCounts`` whose word-topic counts are (W, K) COO triples in canonical order."""
+    ``LocalCounts`` whose word-topic counts are (W, K) COO triples in canonical order, or
+    with ``alpha_part`` (W, K + 1) ones whose column K is the alpha part's counts."""
     tokens, vocab = _local_tokens(shard[rows])
     counts = sweep_tokens(tokens, columns, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                           streams=document_streams(seed, step, range(first, first + len(rows))),
-                          n_jobs=n_jobs, last_sweep=last_sweep, doc_topic=False)
+                          n_jobs=n_jobs, last_sweep=last_sweep, doc_topic=False,
+                          alpha_part=alpha_part)
     triples = counts.word_topic_sums.tocoo()
-    word_topic = sp.coo_array((triples.data, (vocab[triples.row], triples.col)),
-                              shape=(shard.shape[1], columns.shape[0]))
+    K = columns.shape[0]
+    data, words, topics = triples.data, vocab[triples.row], triples.col
+    if alpha_part:
+        data = np.concatenate([data, counts.alpha_counts])
+        words = np.concatenate([words, vocab])
+        topics = np.concatenate([topics, np.full(len(vocab), K, dtype=topics.dtype)])
+    word_topic = sp.coo_array((data, (words, topics)), shape=(shard.shape[1], K + alpha_part))
+    word_topic.sum_duplicates()
+    word_topic.eliminate_zeros()
     return LocalCounts(word_topic, counts.n_kept, len(rows), counts.doc_topic_last)
 
 
@@ -171,7 +180,7 @@ class DaskExecutor:
         self.traffic = []
 
     def topic_counts(self, batch, doc_indices, topics, alpha, *, seed, step, n_sweeps, burn_in,
-                     last_sweep=False, assignments=None):
+                     last_sweep=False, assignments=None, alpha_part=False):
         """``ThreadExecutor.topic_counts`` with ``batch`` the minibatch's sorted global rows
         (``ShardedCorpus[rows]``); ``assignments`` must be None (no warm start)."""
         if assignments is not None:
@@ -184,14 +193,18 @@ class DaskExecutor:
             columns = np.ascontiguousarray(topics[:, vocab])
             parts.append(client.submit(_share_counts, shard, rows, columns, alpha, seed, step,
                                        first, n_sweeps, burn_in, last_sweep, self.n_jobs,
-                                       pure=False))
+                                       alpha_part, pure=False))
             sent += nbytes(rows, rows, columns, alpha)
         counts = self._gather(tree_sum(client, _add, parts))
-        word_topic = counts.word_topic
+        word_topic = sp.csc_array(counts.word_topic)
         self.traffic.append(dict(
             sent=sent, words=len(np.unique(np.concatenate(vocabularies))),
-            received=nbytes(*vocabularies, word_topic, counts.doc_topic_last)))
-        return counts._replace(word_topic=sp.csr_array(word_topic))
+            received=nbytes(*vocabularies, counts.word_topic, counts.doc_topic_last)))
+        K = topics.shape[0]
+        alpha_counts = (word_topic[:, [K]].toarray().ravel().astype(np.int64) if alpha_part
+                        else None)
+        return counts._replace(word_topic=sp.csr_array(word_topic[:, :K]),
+                               alpha_counts=alpha_counts)
 
     def _gather(self, future):
         return future.result()

@@ -44,21 +44,30 @@ class LocalCounts(NamedTuple):
         Each document's n_dk after its last sweep (for the doc-topic prior's sampler).
     assignments : int32 (n_tokens,) or None
         Each token's topic after the last sweep (for warm starts).
+    alpha_counts : int64 (W,) or None
+        With the alpha part split off (``LDA(rao_blackwell=True)``): each word's kept records
+        given to the alpha part, which ``word_topic`` leaves out; the global step spreads them
+        over the topics by their expected share (``step_topics``).
     """
     word_topic: sp.csr_array
     n_kept: int
     n_documents: int
     doc_topic_last: Optional[np.ndarray] = None
     assignments: Optional[np.ndarray] = None
+    alpha_counts: Optional[np.ndarray] = None
 
 
 def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, step,
-                average=None, n_jobs=1):
+                average=None, n_jobs=1, alpha=None, topics=None):
     """One global step of every topic row given the minibatch's ``LocalCounts``.
 
-    Row k moves towards ``Dirichlet(beta + scale * counts.word_topic[:, k] / n_kept)``, with
-    ``scale`` = D / batch size. Draws come from one stream per row, keyed by ``seed`` (a
-    SeedSequence), ``step`` and the row, so the result is the same for any ``n_jobs``.
+    Row k moves towards ``Dirichlet(beta + scale * est[:, k] / n_kept)``, with ``scale`` = D /
+    batch size and ``est = counts.word_topic``, plus, when the alpha part was split off
+    (``counts.alpha_counts``), each word's alpha count spread over the topics by the alpha
+    part's conditional share ``alpha_k topics[k, w] / sum_j alpha_j topics[j, w]``, with
+    ``alpha`` (K,) and ``topics`` (K, W) those the local step used. Draws come from one
+    stream per row, keyed by ``seed`` (a SeedSequence), ``step`` and the row, so the result is
+    the same for any ``n_jobs``.
 
     Parameters
     ----------
@@ -88,9 +97,33 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
     if average is not None and average.open(step):
         average_in = average.current
         average_out = np.empty_like(theta)
+    spread = {}
+    if counts.alpha_counts is not None:
+        alpha = np.ascontiguousarray(np.broadcast_to(alpha, (K,)), dtype=np.float64)
+        topics = np.ascontiguousarray(topics, dtype=theta.dtype)
+        spread = dict(zip(("spread", "column_scale"),
+                          _alpha_spread(counts.alpha_counts, alpha, topics, scale / counts.n_kept)),
+                      alpha=alpha, topics=topics)
     global_step(theta, float(beta), est_ptr, est_word, est_count * (scale / counts.n_kept),
                 float(h), sampler == "sgrld", local_mean, streams.addresses, theta_out,
-                local_out, average_in, average_out, n_jobs)
+                local_out, average_in, average_out, n_jobs, **spread)
     if average_out is not None:
         average.record(average_out)
     return theta_out, local_out
+
+
+def _alpha_spread(alpha_counts, alpha, topics, factor):
+    """(spread, column_scale), float64 (W,) each, for the global step to add ``alpha_k
+    (topics[k, w] column_scale[w]) spread[w]`` to topic k's count of word w: ``factor *
+    alpha_counts[w]`` spread by the alpha part's share ``alpha_k topics[k, w] / sum_j alpha_j
+    topics[j, w]``. ``column_scale[w]`` is one over the word's largest topic value (at most
+    1 / DBL_MIN), so that the products stay at most 1 and ``spread`` finite for any column the
+    local step accepts; spread is 0 where there is no alpha count."""
+    column_scale = 1.0 / np.maximum(topics.max(axis=0), np.finfo(np.float64).tiny)
+    words = np.flatnonzero(alpha_counts)
+    # einsum, not BLAS: one pass, on this thread (a BLAS pool would spin on idle cores)
+    mass = np.einsum("k,kw->w", alpha, topics)
+    scaled_mass = mass[words] * column_scale[words]                 # in [min alpha, sum alpha]
+    spread = np.zeros(len(alpha_counts))
+    spread[words] = factor * alpha_counts[words] / scaled_mass
+    return spread, column_scale

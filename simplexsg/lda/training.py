@@ -182,7 +182,7 @@ class Trainer:
             batch, doc_indices, model._local, np.broadcast_to(alpha, (K,)),
             seed=substream(model.random_state_, GIBBS), step=t, n_sweeps=params["n_gibbs"],
             burn_in=params["gibbs_burn_in"], last_sweep=learning or store is not None,
-            assignments=assignments)
+            assignments=assignments, alpha_part=params["rao_blackwell"])
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)
         model.topic_state_, model._local = step_topics(
@@ -190,7 +190,7 @@ class Trainer:
             scale=model.total_samples_ / counts.n_documents, h=params["schedule"](t),
             sampler=model.sampler, local_mean=model.local_topics == "mean",
             seed=substream(model.random_state_, GLOBAL), step=t, average=model._topic_average,
-            n_jobs=params["n_jobs"])
+            n_jobs=params["n_jobs"], alpha=alpha, topics=model._local)
         self._keep_sample(t)
         if store is not None:           # doc_topic_: fit's documents, rows of the corpus
             store[doc_indices] = counts.doc_topic_last

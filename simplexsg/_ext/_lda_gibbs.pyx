@@ -63,13 +63,13 @@ topic k is recorded on k with probability ``n_k / (alpha_k + n_k)`` (n_k without
 and otherwise in its word's alpha count ``A_w``. The draw mostly says which for free: the
 direct draw picks the part first, and so does the envelope for a top topic; only a non-top
 topic drawn from the envelope's ``n_k eps_w`` part needs one more uniform
-(``_alpha_part_of``). Given the other tokens,
-the record lands on k with probability ``n_k phi[k, w] / T`` (T the conditional's total), and
-in ``A_w`` with probability ``sum_k alpha_k phi[k, w] / T``; so ``record on k + A_w q_w(k)``,
-with ``q_w(k) = alpha_k phi[k, w] / sum_j alpha_j phi[j, w]``, has the expectation of the
-token's indicator of topic k: the alpha part's draw over the K topics is replaced by its
-conditional expectation (Rao-Blackwellised), which the global step adds in its pass over the
-topics (``simplexsg.lda.topics``). On short documents a third of the tokens sit alone on their
+(``_alpha_part_of``). Given the other tokens, the record lands on k with probability
+``n_k phi[k, w] / T`` (T the conditional's total), and in ``A_w`` with probability
+``sum_k alpha_k phi[k, w] / T``; so ``record on k + A_w q_w(k)``, with ``q_w(k) = alpha_k
+phi[k, w] / sum_j alpha_j phi[j, w]``, has the expectation of the token's indicator of topic
+k: the alpha part's draw over the K topics is replaced by its conditional expectation
+(Rao-Blackwellised), which the global step adds in its pass over the topics
+(``simplexsg.lda.topics``). On short documents a third of the tokens sit alone on their
 topic (n_k = 0), so a third of the counts lose that noise.
 
 Documents are independent given the topics. Document d draws only from its own bit generator

@@ -196,15 +196,15 @@ class DaskExecutor:
                                        alpha_part, pure=False))
             sent += nbytes(rows, rows, columns, alpha)
         counts = self._gather(tree_sum(client, _add, parts))
-        word_topic = sp.csc_array(counts.word_topic)
         self.traffic.append(dict(
             sent=sent, words=len(np.unique(np.concatenate(vocabularies))),
             received=nbytes(*vocabularies, counts.word_topic, counts.doc_topic_last)))
-        K = topics.shape[0]
-        alpha_counts = (word_topic[:, [K]].toarray().ravel().astype(np.int64) if alpha_part
-                        else None)
-        return counts._replace(word_topic=sp.csr_array(word_topic[:, :K]),
-                               alpha_counts=alpha_counts)
+        word_topic, alpha_counts = sp.csr_array(counts.word_topic), None
+        if alpha_part:                  # column K holds the alpha part's counts
+            K = topics.shape[0]
+            alpha_counts = word_topic[:, [K]].toarray().ravel()
+            word_topic = word_topic[:, :K]
+        return counts._replace(word_topic=word_topic, alpha_counts=alpha_counts)
 
     def _gather(self, future):
         return future.result()

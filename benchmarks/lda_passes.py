@@ -1,0 +1,202 @@
+"""How many passes ``SCIRLDA`` needs: per-pass curves of one long fit, against tomotopy after
+200 iterations, and stopping rules tried on them.
+
+For each corpus, K, beta and seed of the study's grid (``lda_study.py``: its corpora, K by
+corpus size, alpha 0.1, beta in {0.01, 0.1}, its evaluator), one fit of the defaults with
+``max_iter=--passes`` (40) and the convergence check switched on (``tol``) but never obeyed:
+after every pass the check's in-sample perplexity (``simplexsg.lda.monitor``) and its cost are
+recorded with the training seconds, and at the passes ``--evaluate-at`` the held-out
+perplexity of ``components_`` by the study's evaluator. The step sizes and the average depend
+on the step alone, so ``components_`` after pass p is what a fit of p passes returns. tomotopy
+(200 iterations, one worker, same alpha and beta and seed) is the reference, as in the study.
+
+Summaries, each over the rows (corpus, K, beta, seed): *reach*, the first evaluated pass at or
+below tomotopy-200's perplexity and its time over tomotopy-200's; *fixed*, what p passes give
+(perplexity and time over tomotopy-200's: rows at or below its perplexity, rows also within
+half its time); *rules*, the same for the stopping rule ``simplexsg.stopping.Plateau(tol,
+patience)`` applied to the recorded in-sample scores from a first pass on (the time of a rule
+includes its checks). One core.
+
+    SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_passes.py --corpora all \\
+        --out benchmarks/results/lda_passes.json
+    python benchmarks/lda_passes.py --summary-only benchmarks/results/lda_passes*.json
+"""
+import contextlib
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from simplexsg import SCIRLDA
+from simplexsg.lda.monitor import ConvergenceMonitor
+from simplexsg.stopping import Plateau
+
+from _common import tomotopy_model, tomotopy_topics, write_results
+from lda_levers import study_arguments
+from lda_study import ALPHA, BETAS, GROUPS, corpus_names, study_corpora
+
+PASSES = 40
+EVALUATE_AT = (4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 34, 40)
+FIXED = (8, 12, 16, 20, 30, 40)
+#: (tol, patience, first pass the rule may stop at)
+RULES = [(tol, patience, first) for first in (6, 20) for tol in (1e-3, 2e-3, 5e-3)
+         for patience in (2, 3)]
+
+
+@contextlib.contextmanager
+def recorded_checks(records, evaluate_at, score):
+    """While active, every convergence check appends a record (passes, training seconds,
+    in-sample perplexity, seconds of the check, and at ``evaluate_at`` the held-out
+    perplexity by ``score``) to ``records`` and tells the fit to go on."""
+    check = ConvergenceMonitor.converged
+
+    def record(monitor, model, epoch):
+        start = time.perf_counter()
+        check(monitor, model, epoch)
+        entry = dict(passes=epoch + 1, seconds=model.training_seconds_,
+                     monitor=monitor.history[-1]["perplexity"],
+                     check_seconds=time.perf_counter() - start)
+        if epoch + 1 in evaluate_at:
+            entry["heldout"] = float(score(model.components_, ALPHA))
+        records.append(entry)
+        return False
+
+    ConvergenceMonitor.converged = record
+    try:
+        yield
+    finally:
+        ConvergenceMonitor.converged = check
+
+
+def pass_curve(X, K, beta, seed, score, passes, evaluate_at):
+    """The per-pass records of one fit of the defaults with ``max_iter=passes``."""
+    records = []
+    model = SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
+                    random_state=seed, n_jobs=1, max_iter=passes, tol=1e-3)
+    with recorded_checks(records, set(evaluate_at), score):
+        model.fit(X)
+    return records
+
+
+def tomotopy_reference(X, K, beta, seed, score):
+    """(perplexity, seconds) of tomotopy after 200 iterations, build and training timed."""
+    start = time.perf_counter()
+    model = tomotopy_model(X, K, ALPHA, beta, seed)
+    model.train(200, workers=1)
+    seconds = time.perf_counter() - start
+    return float(score(tomotopy_topics(model, X.shape[1], beta), ALPHA)), seconds
+
+
+# ---------------------------------------------------------------------------- summaries
+def heldout_at(row, p):
+    """Held-out perplexity after p passes, interpolated linearly between evaluated passes."""
+    evaluated = [(r["passes"], r["heldout"]) for r in row["records"] if "heldout" in r]
+    return float(np.interp(p, *zip(*evaluated)))
+
+
+def seconds_at(row, p, checks):
+    """Training seconds of the first p passes, plus the checks' when ``checks``."""
+    records = row["records"][:p]
+    return records[-1]["seconds"] + (sum(r["check_seconds"] for r in records) if checks else 0)
+
+
+def plateau_stop(row, tol, patience, first):
+    """The pass at which ``Plateau(tol, patience)`` on the in-sample scores stops the fit (not
+    before ``first``), or the last pass."""
+    plateau = Plateau(tol, patience)
+    for record in row["records"]:
+        if plateau.update(record["monitor"]) and record["passes"] >= first:
+            return record["passes"]
+    return row["records"][-1]["passes"]
+
+
+def outcome(rows, stop, checks):
+    """Ratios to tomotopy-200 when each row stops at ``stop(row)`` passes."""
+    ratios = [(heldout_at(r, stop(r)) / r["tomotopy200"]["perplexity"],
+               seconds_at(r, stop(r), checks) / r["tomotopy200"]["seconds"]) for r in rows]
+    return dict(rows=len(ratios), at_or_below=sum(p <= 1 for p, _ in ratios),
+                both=sum(p <= 1 and t <= 0.5 for p, t in ratios),
+                perplexity_median=statistics.median(p for p, _ in ratios),
+                perplexity_max=max(p for p, _ in ratios),
+                time_median=statistics.median(t for _, t in ratios))
+
+
+def reach(row):
+    """First evaluated pass at or below tomotopy-200's perplexity, and its time ratio."""
+    for record in row["records"]:
+        if "heldout" in record and record["heldout"] <= row["tomotopy200"]["perplexity"]:
+            return record["passes"], seconds_at(row, record["passes"], False) / row[
+                "tomotopy200"]["seconds"]
+    return None, None
+
+
+def summarise(rows):
+    recorded = min(len(r["records"]) for r in rows)
+    groups = {"all": rows, **{g: [r for r in rows if r["corpus"] in GROUPS[g]] for g in GROUPS}}
+    groups = {g: rs for g, rs in groups.items() if rs}
+    summary = {"fixed": {}, "rules": {}, "reach": {}}
+    for p in [p for p in FIXED if p <= recorded]:
+        summary["fixed"][p] = {g: outcome(rs, lambda r, p=p: p, False) for g, rs in groups.items()}
+    for tol, patience, first in RULES:
+        summary["rules"][f"tol {tol:g}, patience {patience}, from pass {first}"] = {
+            g: outcome(rs, lambda r: plateau_stop(r, tol, patience, first), True)
+            for g, rs in groups.items()}
+    for corpus in dict.fromkeys(r["corpus"] for r in rows):
+        found = [reach(r) for r in rows if r["corpus"] == corpus]
+        summary["reach"][corpus] = dict(
+            passes=[p for p, _ in found], time=[t and round(t, 2) for _, t in found])
+    return summary
+
+
+def print_summary(summary):
+    def line(name, groups):
+        return f"{name:<36}" + "".join(
+            f"  {g}: {o['at_or_below']}/{o['rows']} <=1, {o['both']} both, perplexity "
+            f"{o['perplexity_median']:.3f} (max {o['perplexity_max']:.3f}), time "
+            f"{o['time_median']:.2f}" for g, o in groups.items())
+    print("passes at which the perplexity first reaches tomotopy-200's, and the time there:")
+    for corpus, found in summary["reach"].items():
+        print(f"  {corpus:<16} passes {found['passes']}  time / tomotopy-200 {found['time']}")
+    for p, groups in summary["fixed"].items():
+        print(line(f"{p} passes", groups))
+    for name, groups in summary["rules"].items():
+        print(line(name, groups))
+
+
+def main():
+    parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_passes.json", 1)
+    parser.add_argument("--passes", type=int, default=PASSES)
+    parser.add_argument("--evaluate-at", type=int, nargs="+", default=list(EVALUATE_AT))
+    args = parser.parse_args()
+    if args.summary_only:
+        rows = [row for path in args.summary_only
+                for row in json.loads(Path(path).read_text())["rows"]]
+        print_summary(summarise(rows))
+        return
+    evaluate_at = sorted({p for p in args.evaluate_at if p <= args.passes} | {args.passes})
+    results = dict(settings=vars(args), corpora={}, skipped={}, rows=[], summary={})
+    with threadpool_limits(1):
+        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
+                                                        results):
+            for K in grid:
+                for beta in BETAS:
+                    for seed in range(args.seeds):
+                        records = pass_curve(X_train, K, beta, seed, score, args.passes,
+                                             evaluate_at)
+                        perplexity, seconds = tomotopy_reference(X_train, K, beta, seed, score)
+                        results["rows"].append(dict(
+                            corpus=name, K=K, beta=beta, seed=seed, records=records,
+                            tomotopy200=dict(perplexity=perplexity, seconds=seconds)))
+                        found = reach(results["rows"][-1])
+                        print(f"{name} K={K} beta={beta} seed={seed}: reaches tomotopy-200 "
+                              f"after {found[0]} passes", flush=True)
+                    results["summary"] = summarise(results["rows"])
+                    write_results(results, args.out)
+    print_summary(results["summary"])
+
+
+if __name__ == "__main__":
+    main()

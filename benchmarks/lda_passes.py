@@ -152,18 +152,18 @@ def summarise(rows):
 
 
 def print_summary(summary):
-    def line(name, groups):
-        return f"{name:<36}" + "".join(
-            f"  {g}: {o['at_or_below']}/{o['rows']} <=1, {o['both']} both, perplexity "
-            f"{o['perplexity_median']:.3f} (max {o['perplexity_max']:.3f}), time "
-            f"{o['time_median']:.2f}" for g, o in groups.items())
     print("passes at which the perplexity first reaches tomotopy-200's, and the time there:")
     for corpus, found in summary["reach"].items():
         print(f"  {corpus:<16} passes {found['passes']}  time / tomotopy-200 {found['time']}")
-    for p, groups in summary["fixed"].items():
-        print(line(f"{p} passes", groups))
-    for name, groups in summary["rules"].items():
-        print(line(name, groups))
+    print(f"{'':<38}{'group':<8}{'rows':>5}{'<= t200':>8}{'both':>6}{'median':>8}{'max':>7}"
+          f"{'time':>6}")
+    named = [(f"{p} passes", groups) for p, groups in summary["fixed"].items()]
+    for name, groups in named + list(summary["rules"].items()):
+        for group, o in groups.items():
+            print(f"{name:<38}{group:<8}{o['rows']:>5}{o['at_or_below']:>8}{o['both']:>6}"
+                  f"{o['perplexity_median']:>8.3f}{o['perplexity_max']:>7.3f}"
+                  f"{o['time_median']:>6.2f}")
+            name = ""
 
 
 def main():

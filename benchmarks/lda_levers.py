@@ -148,6 +148,19 @@ def study_arguments(description, out, seeds):
     return parser
 
 
+def study_grid(args, results):
+    """Yield ``(corpus, X_train, score, K, beta, seed)`` over the study's grid on one thread:
+    the corpora ``args.corpora`` (their statistics go to ``results``), K by corpus size,
+    ``BETAS``, seeds 0, ..., ``args.seeds`` - 1."""
+    with threadpool_limits(1):
+        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
+                                                        results):
+            for K in grid:
+                for beta in BETAS:
+                    for seed in range(args.seeds):
+                        yield name, X_train, score, K, beta, seed
+
+
 def main():
     parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_levers.json", 2)
     parser.add_argument("--levers", nargs="+", choices=sorted(LEVERS), default=list(LEVERS))
@@ -159,21 +172,15 @@ def main():
         return
     results = dict(settings=vars(args), levers={name: LEVERS[name] for name in args.levers},
                    corpora={}, skipped={}, rows=[], summary={})
-    with threadpool_limits(1):
-        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
-                                                        results):
-            for K in grid:
-                for beta in BETAS:
-                    for seed in range(args.seeds):
-                        for lever in ["default", *args.levers]:
-                            perplexity, seconds = fit_and_score(
-                                LEVERS.get(lever, {}), X_train, K, beta, seed, score)
-                            results["rows"].append(dict(corpus=name, K=K, beta=beta, seed=seed,
-                                                        lever=lever, perplexity=perplexity,
-                                                        seconds=seconds))
-                            print(json.dumps(results["rows"][-1]), flush=True)
-                    results["summary"] = summarise(results["rows"], args.levers)
-                    write_results(results, args.out)
+    for name, X_train, score, K, beta, seed in study_grid(args, results):
+        for lever in ["default", *args.levers]:
+            perplexity, seconds = fit_and_score(LEVERS.get(lever, {}), X_train, K, beta, seed,
+                                                score)
+            results["rows"].append(dict(corpus=name, K=K, beta=beta, seed=seed, lever=lever,
+                                        perplexity=perplexity, seconds=seconds))
+            print(json.dumps(results["rows"][-1]), flush=True)
+        results["summary"] = summarise(results["rows"], args.levers)
+        write_results(results, args.out)
     print_summary(results["summary"])
 
 

@@ -28,15 +28,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from simplexsg import SCIRLDA
 from simplexsg.lda.monitor import ConvergenceMonitor
 from simplexsg.stopping import Plateau
 
 from _common import tomotopy_model, tomotopy_topics, write_results
-from lda_levers import study_arguments
-from lda_study import ALPHA, BETAS, GROUPS, corpus_names, study_corpora
+from lda_levers import study_arguments, study_grid
+from lda_study import ALPHA, GROUPS
 
 PASSES = 40
 EVALUATE_AT = (4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 34, 40)
@@ -178,23 +177,16 @@ def main():
         return
     evaluate_at = sorted({p for p in args.evaluate_at if p <= args.passes} | {args.passes})
     results = dict(settings=vars(args), corpora={}, skipped={}, rows=[], summary={})
-    with threadpool_limits(1):
-        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
-                                                        results):
-            for K in grid:
-                for beta in BETAS:
-                    for seed in range(args.seeds):
-                        records = pass_curve(X_train, K, beta, seed, score, args.passes,
-                                             evaluate_at)
-                        perplexity, seconds = tomotopy_reference(X_train, K, beta, seed, score)
-                        results["rows"].append(dict(
-                            corpus=name, K=K, beta=beta, seed=seed, records=records,
-                            tomotopy200=dict(perplexity=perplexity, seconds=seconds)))
-                        found = reach(results["rows"][-1])
-                        print(f"{name} K={K} beta={beta} seed={seed}: reaches tomotopy-200 "
-                              f"after {found[0]} passes", flush=True)
-                    results["summary"] = summarise(results["rows"])
-                    write_results(results, args.out)
+    for name, X_train, score, K, beta, seed in study_grid(args, results):
+        records = pass_curve(X_train, K, beta, seed, score, args.passes, evaluate_at)
+        perplexity, seconds = tomotopy_reference(X_train, K, beta, seed, score)
+        results["rows"].append(dict(corpus=name, K=K, beta=beta, seed=seed, records=records,
+                                    tomotopy200=dict(perplexity=perplexity, seconds=seconds)))
+        passes = reach(results["rows"][-1])[0]
+        print(f"{name} K={K} beta={beta} seed={seed}: reaches tomotopy-200 after {passes} "
+              "passes", flush=True)
+        results["summary"] = summarise(results["rows"])
+        write_results(results, args.out)
     print_summary(results["summary"])
 
 

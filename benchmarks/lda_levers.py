@@ -18,7 +18,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   benchmarks page compare the others with it); ``sweeps7b1``, ``sweeps8b1``: 7 or 8 (1
   discarded), more sweeps kept at more cost;
 * ``batch2``: two steps a pass (``batch_size = ceil(D / 2)``), 20 passes: 40 global steps
-  instead of 60;
+  instead of 60; ``batch4``, ``batch5``: four or five steps a pass (80 or 100 steps);
+  ``batch5x16``: five steps a pass for 16 passes (80 steps, fewer local sweeps);
 * ``plain_counts``: the local step's plain counts of the draws (``rao_blackwell=False``, the
   default until 2026-11-26) instead of the alpha part's expected topics;
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
@@ -77,6 +78,9 @@ LEVERS = {
     "sweeps7b1": dict(n_gibbs=7, gibbs_burn_in=1),
     "sweeps8b1": dict(n_gibbs=8, gibbs_burn_in=1),
     "batch2": dict(steps_per_pass=2, max_iter=20),
+    "batch4": dict(steps_per_pass=4),
+    "batch5": dict(steps_per_pass=5),
+    "batch5x16": dict(steps_per_pass=5, max_iter=16),
     "plain_counts": dict(rao_blackwell=False),
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),

@@ -71,10 +71,11 @@ SAMPLER_DEFAULTS = {
 #:   as a default it would add 25-100% to the time of the tuning corpora for 1-6% of
 #:   perplexity, so it is an option. Measured per pass on every study corpus
 #:   (``benchmarks/lda_passes.py``, one seed): the passes at which a fit first reaches
-#:   tomotopy-200's perplexity run from 4 (lee, synth1e4) to more than 40 (gcide), growing with
-#:   the size of the real corpora; 20 passes leave 43 of 60 rows at or below it, 30 passes 51,
-#:   ``tol=1e-3`` after the 20 passes 51 in 1.5 times the time, and the in-sample check cannot
-#:   tell when to stop sooner (it follows how fast the chain moves, not tomotopy-200).
+#:   tomotopy-200's perplexity run from 4 (lee, synth1e4) to more than 40 (gcide): mostly 4-14 on
+#:   the real corpora below 250k tokens, 12-40 and more above; 20 passes leave 43 of 60 rows at
+#:   or below it, 30 passes 51, ``tol=1e-3`` after the 20 passes 51 in 1.5 times the time, and
+#:   the in-sample check cannot tell when to stop sooner (it follows how fast the chain moves,
+#:   not tomotopy-200).
 #:
 #: ``fit`` with ``max_iter=None`` makes ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps per
 #: pass))`` passes (a corpus of one or two minibatches still takes MIN_STEPS steps), or up to

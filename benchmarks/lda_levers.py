@@ -20,6 +20,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 * ``batch2``: two steps a pass (``batch_size = ceil(D / 2)``), 20 passes: 40 global steps
   instead of 60; ``batch4``, ``batch5``: four or five steps a pass (80 or 100 steps);
   ``batch5x16``: five steps a pass for 16 passes (80 steps, fewer local sweeps);
+* ``warm``: each document's local chain starts from its assignments at its last visit
+  (``local_warm_start=True``) instead of the sequential start;
 * ``plain_counts``: the local step's plain counts of the draws (``rao_blackwell=False``, the
   default until 2026-11-26) instead of the alpha part's expected topics;
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
@@ -81,6 +83,7 @@ LEVERS = {
     "batch4": dict(steps_per_pass=4),
     "batch5": dict(steps_per_pass=5),
     "batch5x16": dict(steps_per_pass=5, max_iter=16),
+    "warm": dict(local_warm_start=True),
     "plain_counts": dict(rao_blackwell=False),
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),

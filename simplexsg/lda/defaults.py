@@ -62,7 +62,11 @@ SAMPLER_DEFAULTS = {
 #: * warm starts of the local chain (``local_warm_start``) do not help: within seed noise and
 #:   slightly worse on all three (news 2445 / 2438 cold, fortunes 2452 / 2447, Wikipedia
 #:   3518 / 3465 at 8 passes), and with 3 sweeps per visit a warm chain can persist in a worse
-#:   mode: the restarted chain decorrelates the counts of successive visits;
+#:   mode: the restarted chain decorrelates the counts of successive visits. Re-measured at
+#:   the current defaults on short documents, where the visits are most alike (lever ``warm``
+#:   of ``benchmarks/lda_levers.py``, paired, 2 seeds, 2026-11-26): fortunes 1.008 of the cold
+#:   start's perplexity (16 rows), healthtweets 1.010, wordnet_glosses 1.011 (8 each), at 0.94-0.98
+#:   of the time;
 #: * 20 passes reach tomotopy's perplexity after 200 iterations on the tuning corpora, most
 #:   in less time. No fixed number suits every corpus: on the held-out check, the short
 #:   glosses of a dictionary (7.6 tokens a document) need about 40 (K 50, beta 0.01: 3112 after

@@ -33,9 +33,9 @@ from simplexsg import SCIRLDA
 from simplexsg.lda.monitor import ConvergenceMonitor
 from simplexsg.stopping import Plateau
 
-from _common import tomotopy_model, tomotopy_topics, write_results
+from _common import write_results
 from lda_levers import study_arguments, study_grid
-from lda_study import ALPHA, GROUPS
+from lda_study import ALPHA, GROUPS, tomotopy_curve
 
 PASSES = 40
 EVALUATE_AT = (4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 34, 40)
@@ -71,22 +71,14 @@ def recorded_checks(records, evaluate_at, score):
 
 
 def pass_curve(X, K, beta, seed, score, passes, evaluate_at):
-    """The per-pass records of one fit of the defaults with ``max_iter=passes``."""
+    """The per-pass records of one fit of the defaults with ``max_iter=passes``, the held-out
+    perplexity at the passes in the set ``evaluate_at``."""
     records = []
     model = SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
                     random_state=seed, n_jobs=1, max_iter=passes, tol=1e-3)
-    with recorded_checks(records, set(evaluate_at), score):
+    with recorded_checks(records, evaluate_at, score):
         model.fit(X)
     return records
-
-
-def tomotopy_reference(X, K, beta, seed, score):
-    """(perplexity, seconds) of tomotopy after 200 iterations, build and training timed."""
-    start = time.perf_counter()
-    model = tomotopy_model(X, K, ALPHA, beta, seed)
-    model.train(200, workers=1)
-    seconds = time.perf_counter() - start
-    return float(score(tomotopy_topics(model, X.shape[1], beta), ALPHA)), seconds
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -114,8 +106,9 @@ def plateau_stop(row, tol, patience, first):
 
 def outcome(rows, stop, checks):
     """Ratios to tomotopy-200 when each row stops at ``stop(row)`` passes."""
-    ratios = [(heldout_at(r, stop(r)) / r["tomotopy200"]["perplexity"],
-               seconds_at(r, stop(r), checks) / r["tomotopy200"]["seconds"]) for r in rows]
+    stops = [(r, stop(r)) for r in rows]
+    ratios = [(heldout_at(r, p) / r["tomotopy200"]["perplexity"],
+               seconds_at(r, p, checks) / r["tomotopy200"]["seconds"]) for r, p in stops]
     return dict(rows=len(ratios), at_or_below=sum(p <= 1 for p, _ in ratios),
                 both=sum(p <= 1 and t <= 0.5 for p, t in ratios),
                 perplexity_median=statistics.median(p for p, _ in ratios),
@@ -175,13 +168,14 @@ def main():
                 for row in json.loads(Path(path).read_text())["rows"]]
         print_summary(summarise(rows))
         return
-    evaluate_at = sorted({p for p in args.evaluate_at if p <= args.passes} | {args.passes})
+    evaluate_at = {p for p in args.evaluate_at if p <= args.passes} | {args.passes}
     results = dict(settings=vars(args), corpora={}, skipped={}, rows=[], summary={})
     for name, X_train, score, K, beta, seed in study_grid(args, results):
         records = pass_curve(X_train, K, beta, seed, score, args.passes, evaluate_at)
-        perplexity, seconds = tomotopy_reference(X_train, K, beta, seed, score)
+        tomotopy200 = tomotopy_curve((200,), X_train, K, beta, seed, score, None)[-1]
         results["rows"].append(dict(corpus=name, K=K, beta=beta, seed=seed, records=records,
-                                    tomotopy200=dict(perplexity=perplexity, seconds=seconds)))
+                                    tomotopy200={key: tomotopy200[key]
+                                                 for key in ("perplexity", "seconds")}))
         passes = reach(results["rows"][-1])[0]
         print(f"{name} K={K} beta={beta} seed={seed}: reaches tomotopy-200 after {passes} "
               "passes", flush=True)

@@ -84,7 +84,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         only when one sweep's plain counts are handed on (``gibbs_burn_in = n_gibbs - 1``,
         ``rao_blackwell=False``; tests/test_lda_exact.py): averaging several sweeps' counts,
         as the default sweeps do, biases it measurably. "mean": the normalised conditional
-        mean of the last step, ``E[theta_t | theta_{t-1}, counts]`` (SCIR: ``theta e^-h + (beta + counts)(1 - e^-h)``).
+        mean of the last step, ``E[theta_t | theta_{t-1}, counts]`` (SCIR: ``theta e^-h +
+        (beta + counts)(1 - e^-h)``).
         At small ``topic_word_prior`` the exact samples put most words near 1e-40 in most
         topics, so the local step can never move a word to a new topic and the chain sticks; the
         mean keeps every word reachable, like collapsed Gibbs' ``(n_kw + beta) / (n_k + W beta)``.

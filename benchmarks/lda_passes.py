@@ -5,17 +5,24 @@ For each corpus, K, beta and seed of the study's grid (``lda_study.py``: its cor
 corpus size, alpha 0.1, beta in {0.01, 0.1}, its evaluator), one fit of the defaults with
 ``max_iter=--passes`` (40) and the convergence check switched on (``tol``) but never obeyed:
 after every pass the check's in-sample perplexity (``simplexsg.lda.monitor``) and its cost are
-recorded with the training seconds, and at the passes ``--evaluate-at`` the held-out
-perplexity of ``components_`` by the study's evaluator. The step sizes and the average depend
+recorded with the training seconds and the seconds spent so far in the local step (the Gibbs
+kernel and its counts) and in the global step (every topic row), and at the passes
+``--evaluate-at`` the held-out perplexity of ``components_`` by the study's evaluator. The step sizes and the average depend
 on the step alone, so ``components_`` after pass p is what a fit of p passes returns. tomotopy
-(200 iterations, one worker, same alpha and beta and seed) is the reference, as in the study.
+(200 iterations, one worker, same alpha and beta and seed) is the reference, as in the study;
+its perplexity after 100 iterations (half its time) is recorded too.
 
 Summaries, each over the rows (corpus, K, beta, seed): *reach*, the first evaluated pass at or
-below tomotopy-200's perplexity and its time over tomotopy-200's; *fixed*, what p passes give
+below tomotopy-200's perplexity and its time over tomotopy-200's, and the passes made within
+half of tomotopy-200's time with the perplexity there over tomotopy-200's (interpolated between
+evaluated passes); *fixed*, what p passes give
 (perplexity and time over tomotopy-200's: rows at or below its perplexity, rows also within
 half its time); *rules*, the same for the stopping rule ``simplexsg.stopping.Plateau(tol,
 patience)`` applied to the recorded in-sample scores from a first pass on (the time of a rule
-includes its checks). One core.
+includes its checks); *costs*, per corpus and K, what a token draw of the local step costs
+(seconds over the tokens times the draws per pass, the sequential start and the sweeps), what
+a coordinate of the global step costs (over steps times K times W), and what a token of a
+tomotopy iteration costs, in nanoseconds. One core.
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_passes.py --corpora all \\
         --out benchmarks/results/lda_passes.json
@@ -30,6 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from simplexsg import SCIRLDA
+from simplexsg.lda import training
+from simplexsg.lda.local import ThreadExecutor
 from simplexsg.lda.monitor import ConvergenceMonitor
 from simplexsg.stopping import Plateau
 
@@ -46,16 +55,40 @@ RULES = [(tol, patience, first) for first in (6, 20) for tol in (1e-3, 2e-3, 5e-
 
 
 @contextlib.contextmanager
+def timed(owner, name, totals):
+    """While active, ``owner.name`` (a function or method) adds its seconds to
+    ``totals[name]``."""
+    original = getattr(owner, name)
+    totals[name] = 0.0
+
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            totals[name] += time.perf_counter() - start
+
+    setattr(owner, name, wrapper)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+@contextlib.contextmanager
 def recorded_checks(records, evaluate_at, score):
-    """While active, every convergence check appends a record (passes, training seconds,
-    in-sample perplexity, seconds of the check, and at ``evaluate_at`` the held-out
-    perplexity by ``score``) to ``records`` and tells the fit to go on."""
+    """While active, every convergence check appends a record (passes, training seconds, the
+    seconds of the local and of the global steps so far, in-sample perplexity, seconds of the
+    check, and at ``evaluate_at`` the held-out perplexity by ``score``) to ``records`` and
+    tells the fit to go on."""
     check = ConvergenceMonitor.converged
+    totals = {}
 
     def record(monitor, model, epoch):
         start = time.perf_counter()
         check(monitor, model, epoch)
         entry = dict(passes=epoch + 1, seconds=model.training_seconds_,
+                     local_seconds=totals["topic_counts"], global_seconds=totals["step_topics"],
                      monitor=monitor.history[-1]["perplexity"],
                      check_seconds=time.perf_counter() - start)
         if epoch + 1 in evaluate_at:
@@ -65,20 +98,23 @@ def recorded_checks(records, evaluate_at, score):
 
     ConvergenceMonitor.converged = record
     try:
-        yield
+        with timed(ThreadExecutor, "topic_counts", totals), \
+                timed(training, "step_topics", totals):
+            yield
     finally:
         ConvergenceMonitor.converged = check
 
 
 def pass_curve(X, K, beta, seed, score, passes, evaluate_at):
     """The per-pass records of one fit of the defaults with ``max_iter=passes``, the held-out
-    perplexity at the passes in the set ``evaluate_at``."""
+    perplexity at the passes in the set ``evaluate_at``, and the fit's draws per token per pass
+    (the sequential start and the sweeps)."""
     records = []
     model = SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
                     random_state=seed, n_jobs=1, max_iter=passes, tol=1e-3)
     with recorded_checks(records, evaluate_at, score):
         model.fit(X)
-    return records
+    return records, dict(draws_per_pass=model.n_gibbs + 1, steps=model.n_batch_iter_)
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -129,7 +165,7 @@ def summarise(rows):
     recorded = min(len(r["records"]) for r in rows)
     groups = {"all": rows, **{g: [r for r in rows if r["corpus"] in GROUPS[g]] for g in GROUPS}}
     groups = {g: rs for g, rs in groups.items() if rs}
-    summary = {"fixed": {}, "rules": {}, "reach": {}}
+    summary = {"fixed": {}, "rules": {}, "reach": {}, "costs": costs(rows)}
     for p in [p for p in FIXED if p <= recorded]:
         summary["fixed"][p] = {g: outcome(rs, lambda r, p=p: p, False) for g, rs in groups.items()}
     for tol, patience, first in RULES:
@@ -138,17 +174,64 @@ def summarise(rows):
             for g, rs in groups.items()}
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
         found = [reach(r) for r in rows if r["corpus"] == corpus]
+        half = [at_half_time(r) for r in rows if r["corpus"] == corpus]
         summary["reach"][corpus] = dict(
-            passes=[p for p, _ in found], time=[t and round(t, 2) for _, t in found])
+            passes=[p for p, _ in found], time=[t and round(t, 2) for _, t in found],
+            half_time_passes=[p for p, _ in half],
+            half_time_perplexity=[q and round(q, 3) for _, q in half])
     return summary
+
+
+def at_half_time(row):
+    """The passes made within half of tomotopy-200's time (training seconds), and the
+    held-out perplexity there over tomotopy-200's (None when not even the first evaluated
+    pass fits)."""
+    budget = row["tomotopy200"]["seconds"] / 2
+    passes = sum(r["seconds"] <= budget for r in row["records"])
+    first = min(r["passes"] for r in row["records"] if "heldout" in r)
+    if passes < first:
+        return passes, None
+    return passes, heldout_at(row, passes) / row["tomotopy200"]["perplexity"]
+
+
+def costs(rows):
+    """Per corpus and K, medians over beta and seed (rows with the step timings only): ns per
+    token draw of the local step, per coordinate of the global step, per token of a tomotopy
+    iteration; the local and global steps' shares of the training seconds; tomotopy's
+    perplexity after 100 iterations over its perplexity after 200."""
+    table = {}
+    for row in rows:
+        if "local_seconds" not in row["records"][-1] or "tomotopy100" not in row:
+            continue
+        last, t200 = row["records"][-1], row["tomotopy200"]
+        table.setdefault(f"{row['corpus']} K {row['K']}", []).append(dict(
+            local_ns=1e9 * last["local_seconds"] / (
+                last["passes"] * row["tokens"] * row["draws_per_pass"]),
+            global_ns=1e9 * last["global_seconds"] / (row["steps"] * row["K"] * row["W"]),
+            tomotopy_ns=1e9 * t200["seconds"] / (200 * row["tokens"]),
+            local_share=last["local_seconds"] / last["seconds"],
+            global_share=last["global_seconds"] / last["seconds"],
+            tomotopy_half=row["tomotopy100"]["perplexity"] / t200["perplexity"]))
+    return {name: {key: statistics.median(e[key] for e in entries) for key in entries[0]}
+            for name, entries in table.items()}
 
 
 def print_summary(summary):
     print("passes at which the perplexity first reaches tomotopy-200's, and the time there:")
     for corpus, found in summary["reach"].items():
         print(f"  {corpus:<16} passes {found['passes']}  time / tomotopy-200 {found['time']}")
+        if "half_time_passes" in found:
+            print(f"  {'':<16} within half its time: passes {found['half_time_passes']}, "
+                  f"perplexity / tomotopy-200 {found['half_time_perplexity']}")
     print(f"{'':<38}{'group':<8}{'rows':>5}{'<= t200':>8}{'both':>6}{'median':>8}{'max':>7}"
           f"{'time':>6}")
+    if summary.get("costs"):
+        print(f"{'costs (medians)':<22}{'local ns':>9}{'global ns':>10}{'tomotopy ns':>12}"
+              f"{'local':>7}{'global':>7}{'t100/t200':>10}")
+        for name, c in summary["costs"].items():
+            print(f"  {name:<20}{c['local_ns']:>9.0f}{c['global_ns']:>10.1f}"
+                  f"{c['tomotopy_ns']:>12.0f}{c['local_share']:>7.2f}{c['global_share']:>7.2f}"
+                  f"{c['tomotopy_half']:>10.3f}")
     named = [(f"{p} passes", groups) for p, groups in summary["fixed"].items()]
     for name, groups in named + list(summary["rules"].items()):
         for group, o in groups.items():
@@ -171,11 +254,13 @@ def main():
     evaluate_at = {p for p in args.evaluate_at if p <= args.passes} | {args.passes}
     results = dict(settings=vars(args), corpora={}, skipped={}, rows=[], summary={})
     for name, X_train, score, K, beta, seed in study_grid(args, results):
-        records = pass_curve(X_train, K, beta, seed, score, args.passes, evaluate_at)
-        tomotopy200 = tomotopy_curve((200,), X_train, K, beta, seed, score, None)[-1]
-        results["rows"].append(dict(corpus=name, K=K, beta=beta, seed=seed, records=records,
-                                    tomotopy200={key: tomotopy200[key]
-                                                 for key in ("perplexity", "seconds")}))
+        records, fit_info = pass_curve(X_train, K, beta, seed, score, args.passes, evaluate_at)
+        tomotopy = tomotopy_curve((100, 200), X_train, K, beta, seed, score, None)
+        results["rows"].append(dict(
+            corpus=name, K=K, beta=beta, seed=seed, records=records, **fit_info,
+            tokens=results["corpora"][name]["train_tokens"], W=results["corpora"][name]["W"],
+            **{f"tomotopy{point['info']['iterations']}": {
+                key: point[key] for key in ("perplexity", "seconds")} for point in tomotopy}))
         passes = reach(results["rows"][-1])[0]
         print(f"{name} K={K} beta={beta} seed={seed}: reaches tomotopy-200 after {passes} "
               "passes", flush=True)

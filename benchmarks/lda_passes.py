@@ -7,22 +7,22 @@ corpus size, alpha 0.1, beta in {0.01, 0.1}, its evaluator), one fit of the defa
 after every pass the check's in-sample perplexity (``simplexsg.lda.monitor``) and its cost are
 recorded with the training seconds and the seconds spent so far in the local step (the Gibbs
 kernel and its counts) and in the global step (every topic row), and at the passes
-``--evaluate-at`` the held-out perplexity of ``components_`` by the study's evaluator. The step sizes and the average depend
-on the step alone, so ``components_`` after pass p is what a fit of p passes returns. tomotopy
-(200 iterations, one worker, same alpha and beta and seed) is the reference, as in the study;
-its perplexity after 100 iterations (half its time) is recorded too.
+``--evaluate-at`` the held-out perplexity of ``components_`` by the study's evaluator. The
+step sizes and the average depend on the step alone, so ``components_`` after pass p is what a
+fit of p passes returns. tomotopy (200 iterations, one worker, same alpha and beta and seed) is
+the reference, as in the study; its perplexity after 100 iterations (half its time) is
+recorded too.
 
 Summaries, each over the rows (corpus, K, beta, seed): *reach*, the first evaluated pass at or
 below tomotopy-200's perplexity and its time over tomotopy-200's, and the passes made within
 half of tomotopy-200's time with the perplexity there over tomotopy-200's (interpolated between
-evaluated passes); *fixed*, what p passes give
-(perplexity and time over tomotopy-200's: rows at or below its perplexity, rows also within
-half its time); *rules*, the same for the stopping rule ``simplexsg.stopping.Plateau(tol,
-patience)`` applied to the recorded in-sample scores from a first pass on (the time of a rule
-includes its checks); *costs*, per corpus and K, what a token draw of the local step costs
-(seconds over the tokens times the draws per pass, the sequential start and the sweeps), what
-a coordinate of the global step costs (over steps times K times W), and what a token of a
-tomotopy iteration costs, in nanoseconds. One core.
+evaluated passes); *fixed*, what p passes give (perplexity and time over tomotopy-200's: rows
+at or below its perplexity, rows also within half its time); *rules*, the same for the stopping
+rule ``simplexsg.stopping.Plateau(tol, patience)`` applied to the recorded in-sample scores from
+a first pass on (the time of a rule includes its checks); *costs*, per corpus and K, what a
+token draw of the local step costs (seconds over the tokens times the draws per pass, the
+sequential start and the sweeps), what a coordinate of the global step costs (over steps times
+K times W), and what a token of a tomotopy iteration costs, in nanoseconds. One core.
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_passes.py --corpora all \\
         --out benchmarks/results/lda_passes.json

@@ -33,6 +33,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -54,10 +55,9 @@ RULES = [(tol, patience, first) for first in (6, 20) for tol in (1e-3, 2e-3, 5e-
          for patience in (2, 3)]
 
 
-@contextlib.contextmanager
 def timed(owner, name, totals):
-    """While active, ``owner.name`` (a function or method) adds its seconds to
-    ``totals[name]``."""
+    """A patch (``unittest.mock.patch.object``) under which ``owner.name`` (a function or
+    method) adds its seconds to ``totals[name]``."""
     original = getattr(owner, name)
     totals[name] = 0.0
 
@@ -68,11 +68,7 @@ def timed(owner, name, totals):
         finally:
             totals[name] += time.perf_counter() - start
 
-    setattr(owner, name, wrapper)
-    try:
-        yield
-    finally:
-        setattr(owner, name, original)
+    return mock.patch.object(owner, name, wrapper)
 
 
 @contextlib.contextmanager
@@ -96,13 +92,9 @@ def recorded_checks(records, evaluate_at, score):
         records.append(entry)
         return False
 
-    ConvergenceMonitor.converged = record
-    try:
-        with timed(ThreadExecutor, "topic_counts", totals), \
-                timed(training, "step_topics", totals):
-            yield
-    finally:
-        ConvergenceMonitor.converged = check
+    with mock.patch.object(ConvergenceMonitor, "converged", record), \
+            timed(ThreadExecutor, "topic_counts", totals), timed(training, "step_topics", totals):
+        yield
 
 
 def pass_curve(X, K, beta, seed, score, passes, evaluate_at):
@@ -173,8 +165,8 @@ def summarise(rows):
             g: outcome(rs, lambda r: plateau_stop(r, tol, patience, first), True)
             for g, rs in groups.items()}
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
-        found = [reach(r) for r in rows if r["corpus"] == corpus]
-        half = [at_half_time(r) for r in rows if r["corpus"] == corpus]
+        corpus_rows = [r for r in rows if r["corpus"] == corpus]
+        found, half = [reach(r) for r in corpus_rows], [at_half_time(r) for r in corpus_rows]
         summary["reach"][corpus] = dict(
             passes=[p for p, _ in found], time=[t and round(t, 2) for _, t in found],
             half_time_passes=[p for p, _ in half],
@@ -220,18 +212,17 @@ def print_summary(summary):
     print("passes at which the perplexity first reaches tomotopy-200's, and the time there:")
     for corpus, found in summary["reach"].items():
         print(f"  {corpus:<16} passes {found['passes']}  time / tomotopy-200 {found['time']}")
-        if "half_time_passes" in found:
-            print(f"  {'':<16} within half its time: passes {found['half_time_passes']}, "
-                  f"perplexity / tomotopy-200 {found['half_time_perplexity']}")
-    print(f"{'':<38}{'group':<8}{'rows':>5}{'<= t200':>8}{'both':>6}{'median':>8}{'max':>7}"
-          f"{'time':>6}")
-    if summary.get("costs"):
+        print(f"  {'':<16} within half its time: passes {found['half_time_passes']}, "
+              f"perplexity / tomotopy-200 {found['half_time_perplexity']}")
+    if summary["costs"]:
         print(f"{'costs (medians)':<22}{'local ns':>9}{'global ns':>10}{'tomotopy ns':>12}"
               f"{'local':>7}{'global':>7}{'t100/t200':>10}")
         for name, c in summary["costs"].items():
             print(f"  {name:<20}{c['local_ns']:>9.0f}{c['global_ns']:>10.1f}"
                   f"{c['tomotopy_ns']:>12.0f}{c['local_share']:>7.2f}{c['global_share']:>7.2f}"
                   f"{c['tomotopy_half']:>10.3f}")
+    print(f"{'':<38}{'group':<8}{'rows':>5}{'<= t200':>8}{'both':>6}{'median':>8}{'max':>7}"
+          f"{'time':>6}")
     named = [(f"{p} passes", groups) for p, groups in summary["fixed"].items()]
     for name, groups in named + list(summary["rules"].items()):
         for group, o in groups.items():

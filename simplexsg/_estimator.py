@@ -46,6 +46,17 @@ def atomic_dump(obj, path):
         raise
 
 
+def write_checkpoint(obj, path):
+    """``atomic_dump(obj, path)`` during a fit: an I/O error (disk full, the folder removed)
+    warns, naming the path, and the fit goes on, since a failed checkpoint must not cost the
+    training done; ``path`` was checked writable before the fit started."""
+    try:
+        atomic_dump(obj, path)
+    except OSError as exc:
+        warnings.warn(f"checkpoint_path {str(path)!r}: checkpoint not written "
+                      f"({exc.strerror or exc}); the fit goes on", RuntimeWarning, stacklevel=2)
+
+
 def array_digest(*arrays):
     """A hex digest of the arrays' shapes, dtypes and bytes: what a resumed fit checks it
     sees the same data by."""

@@ -1,6 +1,8 @@
 """Argument checks shared by the samplers and estimators; each error names the argument."""
 import numbers
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -77,11 +79,34 @@ def physical_memory():
         return None
 
 
+def check_output_path(name, path):
+    """``path`` as a Path after checking that a file can be written there, before any work
+    that would be lost if it could not: not a folder, its folder exists, and a file can be
+    created in that folder (tried, then removed: permission bits say nothing to root, nor of
+    read-only or virtual file systems). ValueError naming ``name`` and the path otherwise."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path, got {type(path).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{name} {str(path)!r} is a folder; give a file name in it")
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise ValueError(f"{name} {str(path)!r}: its folder {str(folder)!r} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+    except OSError as exc:
+        raise ValueError(f"{name} {str(path)!r}: cannot write in {str(folder)!r} "
+                         f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
 def check_checkpoint(every, path):
-    """``checkpoint_every`` (an int >= 1, or None) with its ``checkpoint_path``, whose folder
-    must exist."""
+    """``checkpoint_every`` (an int >= 1, or None) with its ``checkpoint_path``, a file that
+    can be written (``check_output_path``), checked before any training."""
     if every is not None and not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"checkpoint_every needs checkpoint_path (a file path), got {path!r}")
-    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise ValueError(f"checkpoint_path {path!r}: its folder does not exist")
+    if path is not None:
+        check_output_path("checkpoint_path", path)
     return None if every is None else check_int("checkpoint_every", every)

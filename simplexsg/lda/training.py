@@ -21,7 +21,7 @@ from time import perf_counter
 
 import numpy as np
 
-from .._estimator import atomic_dump
+from .._estimator import write_checkpoint
 from .._optional import tqdm
 from .._random import substream
 from ..corpus import BowStream
@@ -81,18 +81,20 @@ class Trainer:
     def __init__(self, model, params, executor=None):
         self.model, self.params = model, params
         self._bar = None                        # the progress bar of ``run``
+        self._evaluated = "held-out"            # what ``run``'s evaluations score
         self.executor = ThreadExecutor(params["n_jobs"]) if executor is None else executor
 
     # ---------------------------------------------------------------- fit
-    def run(self, corpus, heldout):
-        """Run the fit planned in ``model._run`` from where it is. Any exception (Ctrl-C
+    def run(self, corpus, heldout, in_sample=False):
+        """Run the fit planned in ``model._run`` from where it is; ``in_sample``: ``heldout``
+        is the training corpus itself (so the verbose lines say "in-sample"). Any exception (Ctrl-C
         included) keeps the state after the last completed step, ``interrupted_`` True and
         ``stop_reason_`` "interrupted", ``components_`` consistent with it."""
         model, params = self.model, self.params
         run = model._run
-        open_ended = params["tol"] is not None or params["max_time"] is not None
-        progress = self._progress(None if open_ended else run.steps_left)
+        progress = self._progress(None if params["tol"] is not None else run.steps_left)
         self._bar = progress
+        self._evaluated = "in-sample" if in_sample else "held-out"
         try:
             while model.stop_reason_ is None and model._run.epoch < run.end_epoch:
                 batches = minibatches(corpus, run.batch_size, model.random_state_,
@@ -106,7 +108,7 @@ class Trainer:
                     if (params["checkpoint_every"]
                             and model.n_batch_iter_ % params["checkpoint_every"] == 0):
                         model._update_components()
-                        atomic_dump(model, params["checkpoint_path"])
+                        write_checkpoint(model, params["checkpoint_path"])
                     if (params["max_time"] is not None
                             and model.training_seconds_ >= params["max_time"]):
                         model.stop_reason_ = "max_time"
@@ -229,7 +231,8 @@ class Trainer:
 
     # ---------------------------------------------------------------- output
     def _maybe_evaluate(self, heldout):
-        """Append (step, documents, training seconds, held-out perplexity) to ``history_``."""
+        """Append (step, documents, training seconds, perplexity on ``heldout``) to
+        ``history_``."""
         model, every = self.model, self.params["evaluate_every"]
         if not every or heldout is None or model.n_batch_iter_ % every:
             return
@@ -241,7 +244,8 @@ class Trainer:
             self._bar.set_postfix(perplexity=f"{entry['perplexity']:.1f}")
         if model.verbose >= 2:
             print(f"step {entry['step']}: {entry['documents']} documents, "
-                  f"{entry['seconds']:.1f} s, held-out perplexity {entry['perplexity']:.1f}")
+                  f"{entry['seconds']:.1f} s, {self._evaluated} perplexity "
+                  f"{entry['perplexity']:.1f}")
 
     def _progress(self, total):
         if not self.model.verbose:

@@ -7,6 +7,7 @@ A corpus is documents x vocabulary non-negative integer counts, given as
   ``(word_id, count)`` pairs. A list or tuple is converted to CSR; any other iterable is
   streamed in minibatches and never held in full (``BowStream``).
 """
+import warnings
 from itertools import islice
 
 import numpy as np
@@ -45,20 +46,21 @@ def check_counts(X):
         j = int(np.flatnonzero(fractional)[0])
         raise _bad_entry("X must hold integer counts", int(np.searchsorted(X.indptr, j, side="right") - 1),
                          int(X.indices[j]), data[j].item())
-    _check_token_memory(data.sum(dtype=np.float64))       # before int64 could overflow
+    check_token_memory(data.sum(dtype=np.float64))        # before int64 could overflow
     X = X.astype(np.int64)
     X.sum_duplicates()
     return X
 
 
-def _check_token_memory(n_tokens):
-    """Refuse a corpus whose tokens (BYTES_PER_TOKEN each, once expanded for the local
-    step) exceed the machine's memory."""
+def check_token_memory(n_tokens, bytes_per_token=BYTES_PER_TOKEN, what="X holds", hint=""):
+    """Refuse ``n_tokens`` tokens (``bytes_per_token`` each once expanded for the Gibbs
+    kernel) that exceed the machine's memory, with a MemoryError that says how much they
+    need; ``what`` starts the message, ``hint`` ends it."""
     memory = physical_memory()
-    if memory is not None and n_tokens * BYTES_PER_TOKEN > memory:
-        raise MemoryError(f"X holds {n_tokens:.3g} tokens: the local step needs about "
-                          f"{n_tokens * BYTES_PER_TOKEN / 2**30:.3g} GB for them, of "
-                          f"{memory / 2**30:.1f} GB")
+    if memory is not None and n_tokens * bytes_per_token > memory:
+        raise MemoryError(f"{what} {n_tokens:.3g} tokens: the Gibbs kernel needs about "
+                          f"{n_tokens * bytes_per_token / 2**30:.3g} GB for them, of "
+                          f"{memory / 2**30:.1f} GB{hint}")
 
 
 def bow_to_csr(documents, n_features=None):
@@ -153,6 +155,16 @@ class BowStream:
                              f"{self.n_documents} before: it must be re-iterable and unchanged")
 
 
+def _warn_unused_ids(counts):
+    """Warn when fewer than half of the word ids of ``counts`` (CSR, its width inferred from
+    the largest id) occur in it."""
+    used = np.unique(counts.indices[counts.data > 0]).size
+    if used < counts.shape[1] / 2:
+        warnings.warn(f"the vocabulary size is taken from the largest word id + 1 "
+                      f"({counts.shape[1]}), but only {used} ids occur in the documents: pass "
+                      "id2word to fix the vocabulary", UserWarning, stacklevel=4)
+
+
 def is_bow_corpus(X):
     """True if X looks like a bag-of-words corpus rather than a count matrix."""
     if sp.issparse(X) or isinstance(X, (np.ndarray, str, bytes)) or hasattr(X, "__array__"):
@@ -169,18 +181,28 @@ def is_bow_corpus(X):
 
 def corpus_features(corpus):
     """The vocabulary size a streamed corpus declares (``n_features``, as
-    ``simplexsg.readers``' corpora do), or None. gensim's ``num_terms`` is not used: it is
-    the largest word id + 1 in the file, which can fall short of the dictionary."""
+    ``simplexsg.readers``' corpora do), or None. gensim's ``num_terms`` is not one: it can
+    be the largest word id + 1 in the file, short of the dictionary, so it serves only where
+    no id2word is given (``as_corpus``)."""
     return getattr(corpus, "n_features", None)
 
 
 def as_corpus(X, n_features=None):
-    """A CSR int64 count matrix, or a ``BowStream`` for a streamed bag-of-words corpus."""
+    """A CSR int64 count matrix, or a ``BowStream`` for a streamed bag-of-words corpus.
+
+    ``n_features``: the vocabulary size (id2word's). None: for a list of documents, the
+    largest word id + 1, with a warning when fewer than half of the ids occur (a stray id
+    would otherwise make a vocabulary of mostly unused words); for a stream, the size it
+    declares (``corpus_features``), else gensim's ``num_terms`` (a Matrix Market header's).
+    """
     if is_bow_corpus(X):
         if isinstance(X, (list, tuple)):
-            return bow_to_csr(X, n_features)
-        n_features = n_features or corpus_features(X)
-        if n_features is None:
+            counts = bow_to_csr(X, n_features)
+            if n_features is None:
+                _warn_unused_ids(counts)
+            return counts
+        n_features = n_features or corpus_features(X) or getattr(X, "num_terms", None)
+        if not n_features:
             raise ValueError("a streamed bag-of-words corpus needs the vocabulary size: pass "
                              "id2word (a gensim Dictionary or a mapping id -> word)")
         return BowStream(X, n_features)

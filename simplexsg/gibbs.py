@@ -249,6 +249,13 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
                         direct_margin=direct_margin)
 
 
+def step_bytes_per_token(n_kept):
+    """Bytes per token of a training step's kernel call (``sweep_tokens`` with word-topic
+    counts and ``n_kept`` kept sweeps): its word id and topic (int32 each), its topic in each
+    kept sweep (int32) and its place in the by-word order of the counts (int64)."""
+    return 16 + 4 * n_kept
+
+
 def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
                  word_topic=True, last_sweep=False, assignments=None,
                  direct_margin=None, doc_topic=True, alpha_part=False):

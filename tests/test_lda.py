@@ -458,7 +458,8 @@ def test_evaluation_history(synthetic):
     assert lda.history_[-1]["documents"] == 1200
 
 
-@parametrize_checks([SCIRLDA(3, max_iter=2, n_gibbs=4, batch_size=10),
+@parametrize_checks([LDA(), SCIRLDA(), SGRLDLDA(),
+                     SCIRLDA(3, max_iter=2, n_gibbs=4, batch_size=10),
                      SGRLDLDA(3, max_iter=2, n_gibbs=4, batch_size=10)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -15,8 +15,9 @@ from .._random import seed_sequence, substream
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
                            check_tol, physical_memory)
 from ..averaging import TailAverage, ThinnedTail
-from ..corpus import BowStream, as_corpus, check_counts, corpus_features, is_bow_corpus
-from ..gibbs import AssignmentStore, fold_in
+from ..corpus import (BowStream, as_corpus, check_counts, check_token_memory, corpus_features,
+                      is_bow_corpus)
+from ..gibbs import AssignmentStore, fold_in, step_bytes_per_token
 from ..hyperparameters import DocTopicPriorSampler, GammaPrior
 from ..schedules import Polynomial
 from ..simplex import to_simplex
@@ -55,7 +56,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         (``STREAM_MAX_BATCH``) for a streamed corpus, so that streaming memory is bounded.
     step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
-        h is the diffusion time of a step (``simplexsg.simplex`` docstring).
+        h is the diffusion time of a step (``simplexsg.simplex`` docstring). None: 2.0, 10 and
+        0.33 for SCIR; 0.1, 1000 and 0.6 for SGRLD.
     n_gibbs : int, default 6
         Gibbs sweeps per document per training step, after a sequential start or a warm
         start (``transform`` and ``perplexity`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
@@ -63,8 +65,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Sweeps discarded before the counts are averaged.
     max_iter : int, default None
         Passes over the training documents in ``fit``, at most. None: 20 (``DEFAULT_PASSES``;
-        more if that makes fewer than 60 steps); with ``tol`` or ``max_time``, up to 100
-        (``MAX_PASSES``), and ``tol`` then lets the fit stop only after those 20 passes.
+        more if that makes fewer than 60 steps, ``MIN_STEPS``), ``max_time`` or not; with
+        ``tol``, up to 100 (``MAX_PASSES``), the check stopping the fit after those 20 passes
+        at the earliest.
     burn_in : int, default None
         Steps after which the topic samples are averaged into ``components_``. None: the
         growing-block rule of ``simplexsg.averaging`` (``fit`` and ``partial_fit``): whenever
@@ -127,8 +130,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         the same exact kernel, so each visit targets the same law; the study found no gain
         (the reasoning at ``DEFAULT_PASSES``). A streamed corpus always starts cold.
     max_time : float, default None
-        Training budget in seconds: ``fit`` stops at the end of the first step that reaches it
-        (so it overruns by less than one step); a step's time includes reading its minibatch
+        Training budget in seconds, a cap only: ``fit`` stops at the end of the first step
+        that reaches it (so it overruns by less than one step), or at ``max_iter`` if that
+        comes first: a budget never makes a fit longer (to train for the whole budget, also
+        give a large ``max_iter``); a step's time includes reading its minibatch
         (a streamed corpus is parsed as it is read); evaluations (``evaluate_every``, the
         convergence check) are not counted.
     tol : float in [0, 1) or None, default None
@@ -230,6 +235,18 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``X_heldout``, or on the training documents themselves when none is given (then an
         in-sample figure; nothing for a stream without ``X_heldout``); seconds count training
         only, not the evaluations.
+    topic_word_prior_ : float
+        The beta of the fit: ``topic_word_prior``, or 0.1 for None.
+    vocabulary_ : (W,) object array or None
+        The words of the columns, from ``id2word`` (or a reader's vocabulary file); None when
+        the fit had none (``top_words`` then names words by column, or by
+        ``feature_names_in_``).
+    n_features_in_ : int
+        W, the vocabulary size; ``feature_names_in_`` : (W,) the column names of a pandas
+        data frame X (scikit-learn's convention), absent otherwise.
+    random_state_ : numpy SeedSequence
+        The seed every draw of the chain derives from (from ``random_state``); a continued or
+        resumed fit keeps it.
     doc_topic_prior_ : float, or (K,) with ``learn_doc_topic_prior="per_topic"``
         The alpha of ``transform`` and ``perplexity``: ``doc_topic_prior``, or when learned the
         posterior mean of the alpha samples of the steps from ``burn_in_`` on (the current
@@ -422,12 +439,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if isinstance(X, distributed.CorpusShards) and self.client is not None:
             X = X.read(self.client)                 # the workers read the files
         corpus, heldout = self._start_fit(X, id2word, X_heldout)
+        in_sample = heldout is corpus
         params, executor = self._check_params(), None
         if self.client is not None:
             if not isinstance(corpus, distributed.ShardedCorpus):
                 corpus = distributed.ShardedCorpus.scatter(self.client, corpus)
             executor = distributed.DaskExecutor(self.client, corpus, params["n_jobs"])
-        Trainer(self, params, executor).run(corpus, heldout)
+        Trainer(self, params, executor).run(corpus, heldout, in_sample)
         return self
 
     @restore_on_error
@@ -467,9 +485,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         batch_size = params["batch_size"] or default_batch_size(
             D, streamed=isinstance(corpus, BowStream))
         steps_per_pass = -(-(n_docs or D) // batch_size)
-        open_ended = params["tol"] is not None or params["max_time"] is not None
-        passes = params["max_iter"] or (MAX_PASSES if open_ended
+        passes = params["max_iter"] or (MAX_PASSES if params["tol"] is not None
                                          else default_passes(steps_per_pass))
+        if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
+            _check_step_memory(corpus, batch_size, params)
         if D < min(batch_size, n_docs or batch_size):
             raise ValueError(f"total_samples ({D}) is below batch_size ({batch_size}): the "
                              "minibatch counts would be scaled by D / batch < 1")
@@ -552,6 +571,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpus = self._read(X, id2word, reset=first)
         if isinstance(corpus, BowStream):
             raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
+        _check_step_memory(corpus, corpus.shape[0], params)
         total = (first_partial_fit_total(params["total_samples"], "documents") if first
                  else self.total_samples_)
         if total < corpus.shape[0]:
@@ -592,6 +612,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             id2word = getattr(X, "id2word", None)   # simplexsg.readers' corpora name words
         n_features = len(id2word) if id2word is not None else (
             None if reset else self.n_features_in_)
+        if id2word is not None and _empty_documents(X):       # documents, not 0 columns
+            X = np.zeros((len(X), n_features), dtype=np.int64)
         if isinstance(X, distributed.ShardedCorpus):      # held by the workers, checked there
             if not reset and X.shape[1] != n_features:
                 raise ValueError(f"the corpus has {X.shape[1]} words, but the model was "
@@ -620,8 +642,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                  f"{self.n_features_in_} columns")
             if is_bow_corpus(X) and hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_          # a refit without column names
-            self.vocabulary_ = (None if id2word is None else
-                                np.array([id2word[i] for i in range(len(id2word))], dtype=object))
+            self.vocabulary_ = None if id2word is None else _vocabulary(id2word)
         return corpus
 
     def _init_state(self, params, corpus_features, seed, n_documents):
@@ -726,7 +747,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _fold_in_options(self):
         return dict(n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
                     seed=substream(self.random_state_, EVAL),
-                    n_jobs=self._check_params()["n_jobs"])
+                    n_jobs=check_n_jobs(self.n_jobs))
 
     def _read_shards(self, X):
         """``CorpusShards`` X read by the client's workers: a ``ShardedCorpus`` of the fitted
@@ -900,6 +921,26 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
+def _empty_documents(X):
+    """True if X is a non-empty list or tuple of empty documents (a bag-of-words corpus
+    without tokens, which array checks would read as a matrix of no columns)."""
+    return (isinstance(X, (list, tuple)) and len(X) > 0
+            and all(isinstance(doc, (list, tuple)) and not doc for doc in X))
+
+
+def _vocabulary(id2word):
+    """The words of ``id2word`` (a gensim Dictionary, a mapping id -> word or a sequence) in
+    id order, as an object array; ValueError if a word has two ids (None, a mapping that
+    gives only the vocabulary size, names no word)."""
+    words = np.array([id2word[i] for i in range(len(id2word))], dtype=object)
+    first = {}
+    for i, word in enumerate(words):
+        if word is not None and first.setdefault(word, i) != i:
+            raise ValueError(f"id2word names {word!r} twice (ids {first[word]} and {i}): "
+                             "each word needs a single id")
+    return words
+
+
 def _doc_topic_dtype(corpus):
     """The dtype of ``doc_topic_``'s counts: uint16 when every document of an in-memory corpus
     has fewer than 2^16 tokens, else int32."""
@@ -933,6 +974,18 @@ def _check_memory(n_topics, n_words, itemsize=8, n_samples=0):
         raise MemoryError(message + ": fewer topics, a smaller vocabulary or dtype=float32")
     if needed > total / 2:
         warnings.warn(message, UserWarning)
+
+
+def _check_step_memory(corpus, batch_size, params):
+    """Refuse an in-memory corpus (CSR) whose largest possible minibatch, its ``batch_size``
+    longest documents, the local step could not hold (``step_bytes_per_token``)."""
+    lengths = np.asarray(corpus.sum(axis=1), dtype=np.float64).ravel()
+    batch_size = min(batch_size, lengths.size)
+    lengths = np.partition(lengths, lengths.size - batch_size)[-batch_size:]
+    check_token_memory(lengths.sum(),
+                       step_bytes_per_token(params["n_gibbs"] - params["gibbs_burn_in"]),
+                       what=f"a minibatch of {batch_size} documents can hold",
+                       hint=": a smaller batch_size, or long documents split in parts")
 
 
 def _fixed_sampler_class(name, sampler, doc):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from simplexsg import SCIRLDA
 from simplexsg._optional import pyplot
+from simplexsg._validation import check_output_path
 from simplexsg.datasets import load_wiki_sample
 from simplexsg.plotting import plot_perplexity, plot_topic_uncertainty
 
@@ -35,6 +36,8 @@ def main():
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    png = check_output_path("--out", out / "lda_wikipedia_perplexity.png")
+    intervals = check_output_path("--out", out / "lda_wikipedia_uncertainty.png")
 
     data = load_wiki_sample()
     print(f"{data.X_train.shape[0]} training and {data.X_test.shape[0]} test articles, "
@@ -48,9 +51,7 @@ def main():
           f"({lda.n_batch_iter_} steps, {lda.n_documents_seen_} documents seen)\n")
     for k, words in enumerate(lda.top_words(10)):
         print(f"topic {k:2d}: {' '.join(word for word, _ in words)}")
-    png = out / "lda_wikipedia_perplexity.png"
     save(plot_perplexity(lda), png)
-    intervals = out / "lda_wikipedia_uncertainty.png"
     save(plot_topic_uncertainty(lda, n=10, topics=range(4)), intervals)
     print(f"\nperplexity curve (burn-in shaded) written to {png}, top-word intervals to "
           f"{intervals}")

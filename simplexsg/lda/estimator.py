@@ -51,8 +51,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Symmetric Dirichlet parameter beta of the topics.
     batch_size : int, default None
         Documents per minibatch in ``fit`` (the last minibatch of a pass may be smaller).
-        None: ``max(50, ceil(D / 3))``: three steps per pass (``default_batch_size``; the
-        reasoning is at ``DEFAULT_PASSES`` in ``simplexsg.lda.defaults``), at most 10,000
+        None: ``max(50, ceil(D / 3))``: three steps per pass (``default_batch_size``; measured
+        in the LDA benchmarks, docs/benchmarks/lda.rst), at most 10,000
         (``STREAM_MAX_BATCH``) for a streamed corpus, so that streaming memory is bounded.
     step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
@@ -128,7 +128,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         With an in-memory corpus, start each document's local chain from its topic assignments
         at its last visit (4 bytes per token) instead of the sequential start. The sweeps are
         the same exact kernel, so each visit targets the same law; the study found no gain
-        (the reasoning at ``DEFAULT_PASSES``). A streamed corpus always starts cold.
+        (docs/benchmarks/lda.rst). A streamed corpus always starts cold.
     max_time : float, default None
         Training budget in seconds, a cap only: ``fit`` stops at the end of the first step
         that reaches it (so it overruns by less than one step), or at ``max_iter`` if that
@@ -147,7 +147,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         has stopped moving, not when the held-out perplexity has: pass ``X_heldout`` for that.
         ``fit`` stops once ``n_iter_no_change`` successive scores fail to beat the best one
         before them by the fraction ``tol`` (``simplexsg.stopping.Plateau``). 1e-3 suits
-        corpora that converge slowly (many short documents: ``DEFAULT_PASSES``).
+        corpora that converge slowly (many short documents: docs/benchmarks/lda.rst).
     n_iter_no_change : int, default 3
         Scores without progress before the convergence check stops ``fit``.
     shuffle_buffer : int or None, default None

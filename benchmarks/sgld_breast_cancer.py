@@ -1,12 +1,14 @@
 """BayesianLogisticRegression with each sampler against sklearn's LogisticRegression.
 
 Data: ``sklearn.datasets.load_breast_cancer`` (569 rows, 30 features, 2 classes), split 75/25
-(stratified, seeds 0, ..., splits - 1) and standardised on the training part. Every method fits
+(stratified, seeds 0, ..., splits - 1), with the features standardised on the training part
+("standardised") or as they come ("raw": column scales from 0.003 to 570). Every method fits
 the training part and is scored on the test part by accuracy and log-loss (of ``predict_proba``:
-for the samplers, the sigmoid averaged over the posterior samples). The prior N(0, s^2 I)
-matches sklearn's L2 penalty with C = s^2, except that the samplers also put it on the
-intercept, which sklearn leaves unpenalised. Seconds are the wall time of ``fit``. The table
-gives medians over the splits.
+for the samplers, the sigmoid averaged over the posterior samples). The samplers' prior
+N(0, s^2) on the standardised coefficients, with a flat intercept, matches sklearn's L2 penalty
+with C = s^2 on standardised features (sklearn leaves the intercept unpenalised):
+"sklearn-lbfgs" fits the features given, "sklearn-scaled" is StandardScaler followed by it.
+Seconds are the wall time of ``fit``. The table gives medians over the splits.
 
     python benchmarks/sgld_breast_cancer.py --splits 5
         --out benchmarks/results/sgld_breast_cancer.json
@@ -21,6 +23,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from simplexsg import BayesianLogisticRegression
@@ -31,17 +34,21 @@ from _common import write_results
 
 def methods(prior_scale, n_iter):
     """name -> function (seed) -> unfitted classifier."""
-    table = {"sklearn-lbfgs": lambda seed: LogisticRegression(C=prior_scale ** 2, max_iter=10000)}
+    table = {"sklearn-lbfgs": lambda seed: LogisticRegression(C=prior_scale ** 2, max_iter=10000),
+             "sklearn-scaled": lambda seed: make_pipeline(
+                 StandardScaler(), LogisticRegression(C=prior_scale ** 2, max_iter=10000))}
     for sampler in SAMPLERS:
         table[sampler] = lambda seed, sampler=sampler: BayesianLogisticRegression(
             prior_scale=prior_scale, sampler=sampler, n_iter=n_iter, random_state=seed)
     return table
 
 
-def split(seed):
+def split(seed, raw=False):
     X, y = load_breast_cancer(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y,
                                                         random_state=seed)
+    if raw:
+        return X_train, X_test, y_train, y_test
     scaler = StandardScaler().fit(X_train)
     return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
 
@@ -55,30 +62,33 @@ def main():
     args = parser.parse_args()
 
     results = {
-        "data": "load_breast_cancer, 75/25 stratified split per seed, standardised on train",
+        "data": "load_breast_cancer, 75/25 stratified split per seed, standardised on train "
+                "or raw",
         "prior_scale": args.prior_scale, "sklearn_C": args.prior_scale ** 2,
         "n_iter": args.n_iter,
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "methods": {},
     }
-    splits = [split(seed) for seed in range(args.splits)]
-    print(f"{'method':>14} {'accuracy':>9} {'log-loss':>9} {'seconds':>8}   "
+    print(f"{'features':>12} {'method':>14} {'accuracy':>9} {'log-loss':>9} {'seconds':>8}   "
           f"(medians over {args.splits} splits)")
-    for name, make in methods(args.prior_scale, args.n_iter).items():
-        runs = []
-        for seed, (X_train, X_test, y_train, y_test) in enumerate(splits):
-            model = make(seed)
-            start = time.perf_counter()
-            model.fit(X_train, y_train)
-            seconds = time.perf_counter() - start
-            runs.append({"split": seed, "seconds": seconds,
-                         "accuracy": accuracy_score(y_test, model.predict(X_test)),
-                         "log_loss": log_loss(y_test, model.predict_proba(X_test))})
-        summary = {f"median_{key}": float(np.median([r[key] for r in runs]))
-                   for key in ("accuracy", "log_loss", "seconds")}
-        results["methods"][name] = {"runs": runs, **summary}
-        print(f"{name:>14} {summary['median_accuracy']:9.4f} {summary['median_log_loss']:9.4f} "
-              f"{summary['median_seconds']:8.3f}", flush=True)
+    for features in ("standardised", "raw"):
+        splits = [split(seed, raw=features == "raw") for seed in range(args.splits)]
+        for name, make in methods(args.prior_scale, args.n_iter).items():
+            runs = []
+            for seed, (X_train, X_test, y_train, y_test) in enumerate(splits):
+                model = make(seed)
+                start = time.perf_counter()
+                model.fit(X_train, y_train)
+                seconds = time.perf_counter() - start
+                runs.append({"split": seed, "seconds": seconds,
+                             "accuracy": accuracy_score(y_test, model.predict(X_test)),
+                             "log_loss": log_loss(y_test, model.predict_proba(X_test))})
+            summary = {f"median_{key}": float(np.median([r[key] for r in runs]))
+                       for key in ("accuracy", "log_loss", "seconds")}
+            results["methods"][f"{name} ({features})"] = {"runs": runs, **summary}
+            print(f"{features:>12} {name:>14} {summary['median_accuracy']:9.4f} "
+                  f"{summary['median_log_loss']:9.4f} {summary['median_seconds']:8.3f}",
+                  flush=True)
     write_results(results, args.out)
 
 

@@ -1,9 +1,13 @@
 """Bayesian linear and logistic regression sampled by the SGLD family, as sklearn estimators.
 
 Thin wrappers over ``simplexsg.sgmcmc`` (models, gradient estimators, integrators, ``sample``)
-and ``simplexsg.sgmcmc.zv`` (ZV). The parameter is ``theta = (coef, intercept)``: with
-``fit_intercept`` a column of ones is appended to X and the intercept is its coefficient, under
-the same Gaussian prior N(0, prior_scale^2) as the other coefficients.
+and ``simplexsg.sgmcmc.zv`` (ZV). ``fit`` standardises the data (each column of X, and y for
+the linear model, centred with ``fit_intercept`` and scaled; the classes' docstrings state the
+prior on that scale) and the chain samples the standardised parameter ``theta = (beta, b)``:
+the coefficients of the standardised columns and, with ``fit_intercept``, the intercept as the
+coefficient of a column of ones, under a flat prior. Everything reported (``coef_``,
+``intercept_``, their samples, ``centre_``, predictions) is mapped back to the original scale;
+``step_size_`` and the quantities below are those of the standardised chain.
 
 **Step sizes** follow ``simplexsg.sgmcmc``: h is the diffusion time of a step, drift
 ``h * grad log pi`` and noise variance ``2 h`` (SGLD); Welling & Teh's and Baker et al.'s
@@ -12,13 +16,16 @@ papers, with L the largest eigenvalue of the Hessian of -log pi,
 ``I / prior_scale^2 + X^T diag(w) X`` (X with its column of ones): for "sgldcv" at the centre,
 where its chain starts and stays; for the other samplers, which start at 0, the bound with w at
 its supremum (1/4 for the logistic likelihood; 1 / noise_variance for the Gaussian one, exact).
+Here X is the standardised design (its column of ones included) and noise_variance is on the
+standardised scale; the flat prior of the intercept makes ``I / prior_scale^2`` an upper bound.
 
 **Accuracy of the defaults** (minibatch size n of N rows, ``f = (N - n) / (N - 1)``). A
 minibatch gradient's noise covariance near the mode is ``Sigma ~ (N^2 f / n) x`` the per-datum
 Fisher information, at most ``Sigma_max = (L - 1 / prior_scale^2) N f / n`` (exact for the
-linear model; an upper bound for the logistic one). On the linear-Gaussian model the exact
-stationary moments are known (Brosse, Durmus & Moulines 2018, Section 3): a chain's variance in
-the direction of curvature lambda is that of the posterior times
+linear model in expectation over y's noise; an upper bound for the logistic one). On the
+linear-Gaussian model the exact stationary moments are known (Brosse, Durmus & Moulines 2018,
+Section 3): a chain's variance in the direction of curvature lambda is that of the posterior
+times
 
 - "sgldcv": ``1 / (1 - h lambda / 2)`` plus a small control-variate term: 1.03 at the default
   h lambda_max = 0.1, whatever N;
@@ -63,7 +70,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import array_digest, atomic_dump, restore_on_error
+from ._estimator import array_digest, restore_on_error, write_checkpoint
 from ._random import seed_sequence
 from ._validation import check_checkpoint, check_finite, check_int, check_positive_scalar
 from .sgmcmc import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
@@ -90,6 +97,9 @@ SGHMC_BATCH_FRACTION = 0.05
 WARN_SD_FACTOR = 1.1
 #: Default minibatch: BATCH_FRACTION of the data, at least MIN_BATCH rows (at most all).
 BATCH_FRACTION, MIN_BATCH = 0.01, 32
+#: ``noise_variance=None`` estimates the noise variance of the standardised target, at least
+#: NOISE_FLOOR (``BayesianLinearRegression`` docstring).
+NOISE_FLOOR = 1e-6
 
 # Rows of X per block in prediction, so the (rows, n_samples) temporaries stay small.
 _PREDICT_ROWS = 1024
@@ -136,6 +146,96 @@ def _largest_hessian_eigenvalue(prior_precision, design, weights):
     return prior_precision + np.linalg.norm(root * design, 2) ** 2
 
 
+def _standardise(A, centred):
+    """(offset (k,), scale (k,), standardised A) for the columns of A (N, k), N >= 1: offset
+    the column means if ``centred``, else 0; scale the root mean square about the offset, or
+    for a column constant up to rounding (scale at most N eps of its largest |entry|) that
+    largest |entry| (1 for a column of zeros). Computed on A divided by its columns' largest
+    |entry|, so that nothing overflows."""
+    largest = np.max(np.abs(A), axis=0)
+    unit = np.where(largest > 0, largest, 1.0)
+    A = A / unit
+    offset = A.mean(axis=0) if centred else np.zeros(A.shape[1])
+    A -= offset
+    spread = np.sqrt(np.mean(A ** 2, axis=0))
+    spread = np.where(spread <= A.shape[0] * np.finfo(np.float64).eps, 1.0, spread)
+    return offset * unit, spread * unit, A / spread
+
+
+class _Standardisation:
+    """The affine map from the standardised problem the chain samples to the original scale.
+
+    Columns u_j = (x_j - x_offset_j) / x_scale_j and target z = (y - y_offset) / y_scale
+    (logistic: y_offset 0, y_scale 1). theta = (beta, b) maps to
+    ``coef = beta * y_scale / x_scale`` and ``intercept = y_offset + y_scale b - coef . x_offset``
+    (``b`` and ``y_offset`` are 0 without ``fit_intercept``, when the offsets are 0).
+    """
+
+    def __init__(self, X, y, fit_intercept, scale_y):
+        self.fit_intercept = bool(fit_intercept)
+        self.x_offset, self.x_scale, _ = _standardise(X, self.fit_intercept)
+        self.y_offset, self.y_scale = 0.0, 1.0
+        if scale_y:
+            offset, scale, _ = _standardise(y[:, None], self.fit_intercept)
+            self.y_offset, self.y_scale = float(offset[0]), float(scale[0])
+            if self.y_scale > np.sqrt(np.finfo(np.float64).max):
+                raise ValueError(f"y has entries up to {float(np.max(np.abs(y))):.3g}: its "
+                                 "variance, the noise variance's scale, overflows float64; "
+                                 "rescale y")
+        with np.errstate(over="ignore", invalid="ignore"):
+            ratio = self.y_scale / self.x_scale
+            finite = np.isfinite(ratio).all() and np.isfinite(ratio * self.x_offset).all()
+        if not finite:
+            raise ValueError(f"the scales of y ({self.y_scale:.3g}) and of the columns of X "
+                             f"({self.x_scale.min():.3g} to {self.x_scale.max():.3g}) are too "
+                             "far apart: the coefficients on the original scale overflow "
+                             "float64; rescale X or y")
+
+    def data(self, X, y):
+        """The standardised design (N, d [+ 1], with its column of ones) and target."""
+        U = (X - self.x_offset) / self.x_scale
+        if self.fit_intercept:
+            U = np.hstack([U, np.ones((len(U), 1))])
+        return U, (y - self.y_offset) / self.y_scale
+
+    def original(self, theta):
+        """(coef (..., d), intercept (...)) for standardised states theta (..., d [+ 1])."""
+        d = len(self.x_scale)
+        coef = theta[..., :d] * (self.y_scale / self.x_scale)
+        if not self.fit_intercept:
+            return coef, np.zeros(theta.shape[:-1])
+        return coef, self.y_offset + self.y_scale * theta[..., d] - coef @ self.x_offset
+
+
+class _FlatIntercept:
+    """Mixin for a ``simplexsg.sgmcmc`` Gaussian-prior model whose last coordinate (the
+    intercept) has a flat prior instead: its prior gradient is 0 and it is left out of the
+    log prior."""
+
+    def grad_log_prior(self, theta):
+        grad = super().grad_log_prior(theta)
+        grad[..., -1] = 0.0
+        return grad
+
+    def log_prior(self, theta):
+        return super().log_prior(np.asarray(theta, dtype=np.float64)[..., :-1])
+
+
+class _LinearModelFlatIntercept(_FlatIntercept, LinearRegressionModel):
+    def posterior(self, data):
+        """Exact posterior mean (d,) and covariance (d, d), the last coordinate flat."""
+        X, y = self.check_data(data)
+        precision = np.full(X.shape[1], float(self.prior_precision))
+        precision[-1] = 0.0
+        H = np.diag(precision) + self.noise_precision * X.T @ X
+        cov = np.linalg.inv(H)
+        return np.linalg.solve(H, self.noise_precision * X.T @ y), 0.5 * (cov + cov.T)
+
+
+class _LogisticModelFlatIntercept(_FlatIntercept, LogisticRegressionModel):
+    pass
+
+
 def _residual_variance(design, y):
     """RSS / (N - p) of the least-squares fit of y (N,) on design (N, p)."""
     n, p = design.shape
@@ -144,36 +244,30 @@ def _residual_variance(design, y):
                          f"residuals, which needs more rows than columns: n_samples={n}, "
                          f"{p} columns; pass noise_variance")
     coef = np.linalg.lstsq(design, y, rcond=None)[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        variance = float(np.sum((y - design @ coef) ** 2) / (n - p))
-        mean_square = np.mean(y ** 2)
-    if not (np.isfinite(variance) and np.isfinite(mean_square)):
-        raise ValueError("noise_variance=None: the residual variance of y overflows float64 "
-                         "(|y| up to {:.3g}); rescale y or pass noise_variance".format(
-                             float(np.max(np.abs(y)))))
-    if variance <= 1e-20 * mean_square:  # residuals 0 up to rounding (rms < 1e-10 rms(y))
-        raise ValueError("noise_variance=None: the least-squares fit is exact, so the "
-                         "residual variance is 0; pass noise_variance")
-    return variance
+    return float(np.sum((y - design @ coef) ** 2) / (n - p))
 
 
 _PARAMETERS = """\
     prior_scale : float, default 1.0
-        Standard deviation sigma of the Gaussian prior N(0, sigma^2 I) of every coefficient and
-        the intercept (prior precision 1 / sigma^2; sklearn's ``C`` for the same L2 penalty is
-        sigma^2).
+        Standard deviation of the Gaussian prior N(0, prior_scale^2) of every standardised
+        coefficient (Prior, above). The intercept's prior is flat whatever prior_scale.
     fit_intercept : bool, default True
+        Fit an intercept, with a flat prior; the columns of X (and y) are centred before they
+        are scaled. False: the linear predictor is x . coef, and nothing is centred.
     sampler : {"sgldcv", "sgld", "sghmc", "sgd"}, default "sgldcv"
-        "sgldcv": SGLD with the control-variate gradient centred at the posterior mode (found
-        by L-BFGS on the full data; the chain starts there). "sgld": SGLD with minibatch
-        gradients. "sghmc": SGHMC with minibatch gradients. "sgd": constant-step SGD with
-        minibatch gradients, no noise (its iterates are not posterior samples; a baseline).
-        The last three start at theta = 0.
+        "sgldcv": SGLD with the control-variate gradient centred at the posterior mode (closed
+        form for the linear model, L-BFGS on the full data for the logistic one; the chain
+        starts there). "sgld": SGLD with minibatch gradients. "sghmc": SGHMC with minibatch
+        gradients. "sgd": constant-step SGD with minibatch gradients, no noise (its iterates
+        are not posterior samples; a baseline). The last three start at theta = 0 on the
+        standardised scale: coefficients 0 and, for the linear model, the intercept at y's
+        mean.
         Accuracy of each sampler's defaults: ``simplexsg.linear`` module docstring. "sgld"
         warns at fit time: at the default step and batch its standard deviations are about
         sqrt(1 + 0.05 N / n) times the posterior's (2.5x at n = N / 100).
     step_size : float, default None
-        Step size h (module docstring). None: ``STEP_SCALE / L``; for "sghmc"
+        Step size h of the chain on the standardised scale (module docstring). None:
+        ``STEP_SCALE / L``; for "sghmc"
         ``min(sqrt(STEP_SCALE / L), sqrt(2 SGHMC_NOISE_FRACTION SGHMC_DECAY / Sigma_max))``,
         small enough for its gradient-noise correction.
     batch_size : int or float, default None
@@ -219,11 +313,12 @@ _ATTRIBUTES = """\
     coef_ : (n_features,) posterior-mean coefficients (the ZV estimate if ``zv``).
     intercept_ : float, posterior-mean intercept (the ZV estimate if ``zv``); 0.0 without one.
     centre_ : (n_features [+ 1],) the control variate's centre, the posterior mode, as
-        (coef, intercept) (only for "sgldcv").
+        (coef, intercept) on the original scale (only for "sgldcv").
     interrupted_ : True after a fit stopped by an exception while sampling: the samples are
         those of the completed steps past the burn-in (before any, the current state alone),
         and ``warm_start=True`` resumes.
-    step_size_, batch_size_, burn_in_ : the resolved values; friction_ for "sghmc".
+    step_size_, batch_size_, burn_in_ : the resolved values (the step on the standardised
+        scale); friction_ for "sghmc".
     n_features_in_ : int.
     fit_seconds_ : wall time of ``fit`` (mode finding, sampling and ZV included).
 """
@@ -231,8 +326,10 @@ _ATTRIBUTES = """\
 
 class _BayesianLinearModel(BaseEstimator):
     """Sampling and prediction shared by the estimators. Subclasses define
-    ``_validate_training_data(X, y) -> (X, y)``, ``_model(prior_precision, data)`` (a
-    ``simplexsg.sgmcmc`` model) and ``_curvature(eta)`` (the default step's curvature)."""
+    ``_validate_training_data(X, y) -> (X, y)``, ``_SCALE_Y`` (whether y is standardised),
+    ``_model(prior_precision, data)`` (a ``simplexsg.sgmcmc`` model of the standardised
+    ``data``), ``_centre_of(model, data)`` (its posterior mode) and ``_curvature(model, eta)``
+    (the default step's curvature)."""
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sgldcv", step_size=None,
                  batch_size=None, n_iter=2000, burn_in=None, thin=1, friction=None, zv=False,
@@ -288,11 +385,11 @@ class _BayesianLinearModel(BaseEstimator):
                       else check_positive_scalar("friction", self.friction)),
         )
 
-    def _integrator(self, params, design, centre):
+    def _integrator(self, params, model, design, centre):
         """The integrator with its resolved step size (and friction for SGHMC), and the
         warning ``fit`` gives about its accuracy (or None); module docstring."""
         # The likelihood's curvature in x . theta at the centre, or its supremum (no centre).
-        w = self._curvature(None if centre is None else design @ centre)
+        w = self._curvature(model, None if centre is None else design @ centre)
         L = _largest_hessian_eigenvalue(params["prior_precision"], design, w)
         N, n = design.shape[0], self.batch_size_
         # Largest eigenvalue of the minibatch gradient's covariance, (N^2 f / n) x per-datum
@@ -415,13 +512,17 @@ class _BayesianLinearModel(BaseEstimator):
             for name in [key for key in vars(self) if key.endswith("_") and key not in (
                     "n_features_in_", "feature_names_in_", "classes_")]:
                 delattr(self, name)                # the previous fit's
+            # The scale of the parameters the chain samples: fixed for the chain's life, so a
+            # resumed or continued chain keeps it.
+            self._scaling = _Standardisation(X, y, self.fit_intercept, self._SCALE_Y)
+            self._centre = None
         n, d = X.shape
         n_kept = params["n_iter"] // params["thin"] - params["burn_in"] // params["thin"]
         n_params = d + bool(self.fit_intercept)
         if self.zv and n_kept <= n_params + 1:
             raise ValueError(f"zv=True fits {n_params} coefficients and needs more than "
                              f"{n_params + 1} kept samples, got {n_kept}: raise n_iter")
-        data = (np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X, y)
+        data = self._scaling.data(X, y)
         model = self._model(params["prior_precision"], data)
         self.batch_size_ = _resolve_batch_size(
             self.batch_size, n,
@@ -429,16 +530,18 @@ class _BayesianLinearModel(BaseEstimator):
         self.burn_in_ = params["burn_in"]
         if not (resume or extend):
             self.random_state_ = seed_sequence(self.random_state)
-        if self.sampler == "sgldcv" and not hasattr(self, "centre_"):
-            self.centre_ = find_centre(model, data)
-        centre = self.centre_ if self.sampler == "sgldcv" else None
+        if self.sampler == "sgldcv" and self._centre is None:
+            self._centre = self._centre_of(model, data)
+            coef, intercept = self._scaling.original(self._centre)
+            self.centre_ = np.append(coef, intercept) if self.fit_intercept else coef
+        centre = self._centre if self.sampler == "sgldcv" else None
         if centre is not None:
             estimator = ControlVariateGradient(centre, self.batch_size_)
         elif self.sampler == "sghmc":
             estimator = NoiseTrackingGradient(self.batch_size_)
         else:
             estimator = MinibatchGradient(self.batch_size_)
-        integrator, warning = self._integrator(params, data[0], centre)
+        integrator, warning = self._integrator(params, model, data[0], centre)
         options = dict(random_state=self.random_state_, store_gradients=self.zv,
                        thin=params["thin"], verbose=self.verbose,
                        theta0=self._last_state if extend else None,
@@ -447,20 +550,20 @@ class _BayesianLinearModel(BaseEstimator):
             options.update(checkpoint=self._checkpoint,
                            checkpoint_every=params["checkpoint_every"])
         self._fingerprint, self.interrupted_ = fingerprint, True
-        self._run_info = {"d": d, "thin": params["thin"]}
+        self._run_info = {"thin": params["thin"]}
         return {"args": (model, data, estimator, integrator, params["n_iter"]),
                 "options": options, "warning": warning}
 
     def _set_samples(self, theta, gradients=None):
         """coef_samples_, coef_ (and the intercept's) from the kept states ``theta``; the ZV
         estimate when ``gradients`` (at those states) are given."""
-        d = self._run_info["d"]
         mean = zv_estimate(theta, gradients).mean if gradients is not None else theta.mean(axis=0)
-        self.coef_samples_, self.coef_ = np.ascontiguousarray(theta[:, :d]), mean[:d]
+        coef_samples, intercept_samples = self._scaling.original(theta)
+        self.coef_samples_ = np.ascontiguousarray(coef_samples)
+        coef, intercept = self._scaling.original(mean)
+        self.coef_, self.intercept_ = coef, float(intercept)
         if self.fit_intercept:
-            self.intercept_samples_, self.intercept_ = theta[:, d].copy(), float(mean[d])
-        else:
-            self.intercept_ = 0.0
+            self.intercept_samples_ = intercept_samples
 
     def _keep_progress(self, progress):
         """The model after the last completed step of an unfinished run: its kept samples so
@@ -475,7 +578,7 @@ class _BayesianLinearModel(BaseEstimator):
         snapshot = copy.copy(self)
         snapshot.__dict__ = dict(self.__dict__)
         snapshot._keep_progress(progress)
-        atomic_dump(snapshot, self.checkpoint_path)
+        write_checkpoint(snapshot, self.checkpoint_path)
 
     # ---------------------------------------------------------------- prediction
     def _validated(self, X):
@@ -492,11 +595,24 @@ class _BayesianLinearModel(BaseEstimator):
 class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
     __doc__ = f"""Binary Bayesian logistic regression sampled by SGLD-CV, SGLD, SGHMC or SGD.
 
-    P(y = classes_[1] | x) = sigmoid(x . coef + intercept), coefficients and intercept a priori
-    iid N(0, prior_scale^2). ``predict_proba`` averages the sigmoid over the posterior samples
-    (not the sigmoid of the posterior mean); ``predict`` picks the more probable class.
-    ``zv`` changes ``coef_`` and ``intercept_`` only, not ``predict_proba``. Step sizes and
-    their defaults: ``simplexsg.linear`` module docstring.
+    P(y = classes_[1] | x) = sigmoid(x . coef + intercept). ``predict_proba`` averages the
+    sigmoid over the posterior samples (not the sigmoid of the posterior mean); ``predict``
+    picks the more probable class. ``zv`` changes ``coef_`` and ``intercept_`` only, not
+    ``predict_proba``. Step sizes and their defaults: ``simplexsg.linear`` module docstring.
+
+    **Prior**, on the standardised scale. ``fit`` standardises the columns of X,
+    ``u_j = (x_j - m_j) / s_j``, with m_j and s_j the mean and standard deviation of the
+    training column (``fit_intercept=False``: m_j = 0 and s_j its root mean square; a constant
+    column has s_j its largest |entry|, 1 if all 0). The model is
+    P(y = classes_[1] | u) = sigmoid(u . beta + b), with beta_j iid N(0, prior_scale^2) and the
+    intercept b flat (unpenalised, as in scikit-learn's linear models); on the original scale,
+    ``coef_j = beta_j / s_j`` a priori N(0, (prior_scale / s_j)^2) and the intercept flat.
+    Default prior_scale = 1, weakly informative whatever the units of X: a change of one
+    standard deviation in a feature a priori moves the log-odds by about 1 (rarely more than
+    2). With ``fit_intercept`` the posterior mode is the fit of
+    scikit-learn's ``make_pipeline(StandardScaler(), LogisticRegression(C=prior_scale**2))``
+    (whose intercept is unpenalised) on the original scale, and the results do not change (up
+    to rounding) when a column of X is shifted or multiplied by a positive number.
 
     Parameters
     ----------
@@ -518,10 +634,16 @@ class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
                              f"classes, got {len(self.classes_)} class(es): {self.classes_[:5]}")
         return X, y.astype(np.float64)
 
-    def _model(self, prior_precision, data):
-        return LogisticRegressionModel(prior_precision=prior_precision)
+    _SCALE_Y = False
 
-    def _curvature(self, eta):
+    def _model(self, prior_precision, data):
+        cls = _LogisticModelFlatIntercept if self.fit_intercept else LogisticRegressionModel
+        return cls(prior_precision=prior_precision)
+
+    def _centre_of(self, model, data):
+        return find_centre(model, data)
+
+    def _curvature(self, model, eta):
         """-d^2/d eta^2 log p(y | eta) at eta = x . theta, (N,); its supremum 1/4 for None."""
         return 0.25 if eta is None else expit(eta) * expit(-eta)
 
@@ -566,23 +688,39 @@ class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
 class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
     __doc__ = f"""Bayesian linear regression sampled by SGLD-CV, SGLD, SGHMC or SGD.
 
-    y ~ N(x . coef + intercept, noise_variance), coefficients and intercept a priori iid
-    N(0, prior_scale^2). The posterior is Gaussian, known in closed form
-    (``simplexsg.sgmcmc.LinearRegressionModel.posterior``), which makes this estimator a
-    check of the samplers. ``predict`` is the posterior-mean prediction
-    ``X @ coef_ + intercept_`` (ZV-corrected if ``zv``). Step sizes and their defaults:
-    ``simplexsg.linear`` module docstring.
+    y ~ N(x . coef + intercept, noise_variance). The posterior is Gaussian, known in closed
+    form, which makes this estimator a check of the samplers. ``predict`` is the
+    posterior-mean prediction ``X @ coef_ + intercept_`` (ZV-corrected if ``zv``). Step sizes
+    and their defaults: ``simplexsg.linear`` module docstring.
+
+    **Prior**, on the standardised scale. ``fit`` standardises the columns of X and y,
+    ``u_j = (x_j - m_j) / s_j`` and ``z = (y - m_y) / s_y``, with m and s the means and
+    standard deviations of the training columns and of y (``fit_intercept=False``: m = 0 and s
+    the root mean square; a constant column or y has s its largest |entry|, 1 if all 0). The
+    model is z ~ N(u . beta + b, noise_variance / s_y^2), with beta_j iid N(0, prior_scale^2)
+    and the intercept b flat (unpenalised, as in scikit-learn's linear models); on the
+    original scale, ``coef_j = beta_j s_y / s_j`` a priori N(0, (prior_scale s_y / s_j)^2) and
+    the intercept flat. Default prior_scale = 1, weakly informative whatever the units of X
+    and y: a change of one standard deviation in a feature a priori moves y by about one
+    standard deviation of y (rarely more than two). With ``fit_intercept`` the
+    posterior mode is the fit of scikit-learn's ``make_pipeline(StandardScaler(),
+    Ridge(alpha=noise_variance_ / (prior_scale s_y)^2))`` on the original scale, and with
+    ``noise_variance=None`` the results do not change (up to rounding) when a column of X or
+    y is shifted or multiplied by a positive number.
 
     Parameters
     ----------
     noise_variance : float, default None
-        Variance of y around x . theta, fixed while sampling. None: the residual variance of
-        the least-squares fit, RSS / (N - p), p the number of columns (intercept included): a
-        plug-in estimate, whose uncertainty the posterior ignores.
+        Variance of y around x . coef + intercept, in y's units squared, fixed while sampling.
+        None: the residual variance of the least-squares fit, RSS / (N - p), p the number of
+        columns (intercept included), but at least ``NOISE_FLOOR`` (1e-6) times s_y^2 (y's
+        variance; its mean square without ``fit_intercept``): a plug-in estimate, whose
+        uncertainty the posterior ignores. The floor keeps the posterior proper when the
+        least-squares fit is exact (residuals 0). Needs N > p.
 {_PARAMETERS}
     Attributes
     ----------
-{_ATTRIBUTES}    noise_variance_ : float, the noise variance used.
+{_ATTRIBUTES}    noise_variance_ : float, the noise variance used, in y's units squared.
     """
 
     def __init__(self, *, prior_scale=1.0, noise_variance=None, fit_intercept=True,
@@ -601,17 +739,31 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         return X, check_finite("y", y)      # y_numeric lets strings through: refused here
 
-    def _model(self, prior_precision, data):
-        if self.noise_variance is None:
-            self.noise_variance_ = _residual_variance(*data)
-        else:
-            self.noise_variance_ = check_positive_scalar("noise_variance", self.noise_variance)
-        return LinearRegressionModel(prior_precision=prior_precision,
-                                     noise_precision=1.0 / self.noise_variance_)
+    _SCALE_Y = True
 
-    def _curvature(self, eta):
-        """-d^2/d eta^2 log p(y | eta) = 1 / noise_variance_, whatever eta."""
-        return 1.0 / self.noise_variance_
+    def _model(self, prior_precision, data):
+        y_scale = self._scaling.y_scale
+        if self.noise_variance is None:
+            variance = max(_residual_variance(*data), NOISE_FLOOR)
+        else:
+            given = check_positive_scalar("noise_variance", self.noise_variance)
+            with np.errstate(over="ignore", under="ignore", divide="ignore"):
+                variance = float(np.float64(given) / np.float64(y_scale) ** 2)
+            if not 0 < variance < np.inf or not 0 < 1 / variance < np.inf:
+                raise ValueError(f"noise_variance={given!r} is {variance:.3g} times the "
+                                 f"variance of y ({y_scale ** 2:.3g}), out of float64's range "
+                                 "on the standardised scale; pass a value nearer y's variance")
+        self.noise_variance_ = variance * y_scale ** 2
+        cls = _LinearModelFlatIntercept if self.fit_intercept else LinearRegressionModel
+        return cls(prior_precision=prior_precision, noise_precision=1.0 / variance)
+
+    def _centre_of(self, model, data):
+        """The exact posterior mode (= mean) of the Gaussian posterior."""
+        return model.posterior(data)[0]
+
+    def _curvature(self, model, eta):
+        """-d^2/d eta^2 log p(z | eta) = the noise precision on the standardised scale."""
+        return model.noise_precision
 
     def predict(self, X, return_std=False):
         """Posterior-mean prediction; with ``return_std``, also the posterior predictive

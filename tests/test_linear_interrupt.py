@@ -40,6 +40,7 @@ def stopping_integrator(cls, n, exc=KeyboardInterrupt):
     (BayesianLogisticRegression, dict(), "SGLD"),
     (BayesianLogisticRegression, dict(sampler="sghmc", thin=3, zv=True), "SGHMC"),
     (BayesianLinearRegression, dict(sampler="sgld", noise_variance=1.0), "SGLD"),
+    (BayesianLinearRegression, dict(zv=True), "SGLD"),     # the standardised chain's centre
 ])
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
 def test_an_interrupted_fit_keeps_its_samples_and_resumes_bit_for_bit(

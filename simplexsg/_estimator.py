@@ -1,4 +1,5 @@
 """Plumbing shared by the estimators."""
+import contextlib
 import functools
 import hashlib
 import os
@@ -15,7 +16,8 @@ DEFAULT_TOTAL_SAMPLES = 1_000_000
 
 
 def restore_on_error(method):
-    """Run ``method``; if it raises, put every attribute of the estimator back as it was.
+    """Run ``method``; if it raises (Ctrl-C included), put every attribute of the estimator
+    back as it was.
 
     Shallow: the fitting code rebinds attributes and never mutates fitted arrays in place.
     """
@@ -24,7 +26,7 @@ def restore_on_error(method):
         saved = dict(self.__dict__)
         try:
             return method(self, *args, **kwargs)
-        except Exception:
+        except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
@@ -38,12 +40,21 @@ def atomic_dump(obj, path):
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())           # mkstemp's files are private (0600)
         with os.fdopen(fd, "wb") as fh:
             joblib.dump(obj, fh)
         os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+    except BaseException:                          # Ctrl-C included: no stray temporary
+        with contextlib.suppress(FileNotFoundError):   # renamed already: nothing to remove
+            os.unlink(tmp)
         raise
+
+
+def _umask():
+    """The process's file-mode creation mask (read by setting it, then restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_checkpoint(obj, path):

@@ -48,7 +48,7 @@ def test_an_interrupted_fit_keeps_its_iterations_and_resumes_bit_for_bit(
     with pytest.raises(exc, match="injected"):
         model.fit(data)
     monkeypatch.undo()
-    assert model.interrupted_ and model.n_iter_ == 13
+    assert model.interrupted_ and model.n_iter_ == 13 and model.stop_reason_ == "interrupted"
     assert np.isfinite(model.score(data)) and model.predict(data).shape == (400,)
     pickle.loads(pickle.dumps(model))
     model.set_params(warm_start=True).fit(data)
@@ -64,6 +64,57 @@ def test_an_error_in_the_first_iteration_leaves_the_model_as_it_was(data, monkey
         model.set_params(random_state=1).fit(data)
     model.set_params(random_state=0)
     assert pickle.dumps(model) == before
+
+
+def fitted_state(model):
+    """Pickled bytes of every attribute of ``model`` but its parameters."""
+    params = model.get_params()
+    return pickle.dumps({k: v for k, v in vars(model).items() if k not in params})
+
+
+def stop_the_pilot(exc):
+    """A replacement of DPMixture._move that raises ``exc`` in the pilot chain's third
+    iteration (the pilot is a DPMixture with ``init="random"``)."""
+    move = DPMixture._move
+
+    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
+        move(model, X, z, scale, params, t, z_all, rng)
+        if t == 2 and model.init == "random":
+            raise exc("injected")
+    return move_then_stop
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_an_interrupted_partial_fit_or_pilot_leaves_the_model_as_it_was(data, monkeypatch, exc):
+    """partial_fit, and fit before its first iteration (in the pilot chain), keep nothing of a
+    failed call, ``stop_reason_`` included (None on a model only partial_fit has trained)."""
+    model = DPMixture(total_samples=400, random_state=0).partial_fit(data[:60])
+    assert model.stop_reason_ is None and not model.interrupted_
+    before = fitted_state(model)
+    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(1, exc))
+    with pytest.raises(exc, match="injected"):
+        model.partial_fit(data[60:120])
+    assert fitted_state(model) == before
+    monkeypatch.undo()
+    model = DPMixture(max_iter=3, random_state=0).fit(data)
+    before = fitted_state(model)
+    monkeypatch.setattr(DPMixture, "_move", stop_the_pilot(exc))
+    with pytest.raises(exc, match="injected"):
+        model.set_params(random_state=1).fit(data)
+    assert fitted_state(model) == before
+
+
+@pytest.mark.parametrize("where", ["/proc/x.joblib", "a folder"])
+def test_an_unwritable_checkpoint_path_raises_before_training(data, tmp_path, where):
+    """A checkpoint path that cannot be written (a folder; /proc, where no file can be created)
+    raises a ValueError naming ``checkpoint_path`` before any iteration, and the fitted model
+    is left as it was (#35: the first checkpoint failed with OSError after an iteration)."""
+    model = DPMixture(max_iter=3, random_state=0).fit(data)
+    score, before = model.score(data), fitted_state(model)
+    path = tmp_path if where == "a folder" else where
+    with pytest.raises(ValueError, match="checkpoint_path"):
+        model.set_params(checkpoint_every=1, checkpoint_path=path).fit(data)
+    assert model.score(data) == score and fitted_state(model) == before
 
 
 def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):

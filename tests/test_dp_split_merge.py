@@ -6,7 +6,9 @@ probability of order (alpha / (1 + alpha))^B = 6e-6, so the B^5 = 161,051 enumer
 carry all but ~3e-5 of the mass. The enumeration is checked against the partition posterior of
 ``tests/dp_exact.py`` (the DP's exchangeable partition probabilities: an independent formula).
 """
+import contextlib
 import itertools
+import signal
 
 import numpy as np
 import pytest
@@ -20,6 +22,22 @@ from simplexsg.dpmixture.split_merge import SplitMerge, log_labelled_prior
 X5, ALPHA, B = X6[:5], 0.5, 11
 #: Draws from the exact posterior, each moved once; the chi-square test's level.
 N_DRAWS, LEVEL = 60_000, 1e-3
+
+
+@contextlib.contextmanager
+def hang_guard(seconds):
+    """Fail the test, rather than hang it, if the block runs longer than ``seconds``
+    (SIGALRM, main thread)."""
+    def alarm(signum, frame):
+        raise AssertionError(f"still running after {seconds} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def enumerate_labelled(X, alpha, base, n_labels):
@@ -147,6 +165,16 @@ def test_a_move_that_can_only_be_rejected_changes_nothing():
         before = z.copy()
         if move.propose(z, ALPHA, rng) is None:
             assert np.array_equal(z, before)
+
+
+def test_one_row_admits_no_proposal_whatever_the_budget():
+    """A single row has no pair of distinct rows to propose: ``run`` returns at once, with a
+    budget in work that no proposal could fill (#35: ``split_merge="auto"`` asked for a
+    quarter of a row and looped for ever on a data set of one row)."""
+    move, z = SplitMerge(X5[:1], BETA6), np.array([2])
+    with hang_guard(10):
+        assert move.run(z, ALPHA, np.random.default_rng(0), 10, row_budget=0.25) == 0
+    assert z.tolist() == [2]
 
 
 def test_run_with_its_cache_makes_the_same_moves_as_single_proposals():

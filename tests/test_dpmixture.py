@@ -2,6 +2,7 @@
 numerical guards, bad input, scikit-learn conventions, the msweb reader."""
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +17,10 @@ from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, make_multinomial_mixture
+from simplexsg.dpmixture import estimator
 
 from sklearn_checks import parametrize_checks
+from test_dp_split_merge import hang_guard
 
 SAMPLERS = ["scir", "sgrld", "gibbs"]
 
@@ -291,7 +294,52 @@ def test_bad_parameters_raise(mixture, params, message):
         DPMixture("scir", max_iter=2, **params).fit(mixture[0][:50])
 
 
-@parametrize_checks([DPMixture("scir", batch_size=10, max_iter=5, initial_components=3)],
+#: 1-3 rows x 1-3 columns, empty rows, counts of 10^9 (#35).
+TINY_INPUTS = {
+    "one row": [[1, 2, 3]],
+    "one cell": [[4]],
+    "two rows": [[1, 2, 3], [0, 1, 0]],
+    "one column": [[1], [2], [3]],
+    "two columns": [[1, 0], [0, 2], [3, 3]],
+    "empty rows": [[0, 0, 0], [1, 2, 3], [0, 0, 0]],
+    "huge counts": [[10**9, 1, 0], [0, 3, 10**9], [5, 5, 5]],
+    "one huge row": [[10**9, 1, 0]],
+}
+
+
+@pytest.mark.parametrize("sampler", ["auto", "scir", "sgrld"])
+@pytest.mark.parametrize("name", TINY_INPUTS)
+def test_the_defaults_finish_on_tiny_inputs(sampler, name):
+    """Each fit runs its default length and scores finitely: with one row,
+    ``split_merge="auto"`` (the default exact sampler) looped for ever (#35)."""
+    X = np.array(TINY_INPUTS[name])
+    with hang_guard(60):
+        dp = DPMixture(sampler, random_state=0).fit(X)
+    length = estimator._MAX_ITER_GIBBS if dp.sampler_ == "gibbs" else estimator._MAX_ITER
+    assert dp.stop_reason_ == "max_iter" and dp.n_iter_ == length
+    assert np.all(np.isfinite(dp.score_samples(X)))
+    np.testing.assert_allclose(dp.components_.sum(axis=1), 1.0)
+
+
+def test_every_fitted_attribute_is_documented(mixture):
+    """Each public attribute that ``fit`` (a pandas frame: ``feature_names_in_`` too) or
+    ``partial_fit`` sets is named in the Attributes section of help(DPMixture) (#35:
+    ``n_iter_``, ``base_concentration_``, ``total_samples_`` were missing)."""
+    pd = pytest.importorskip("pandas")
+    X = mixture[0][:200].toarray()
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    models = [DPMixture(max_iter=2, random_state=0).fit(frame),
+              DPMixture(total_samples=1000, random_state=0).partial_fit(X)]
+    names = {name for model in models for name in vars(model)
+             if name.endswith("_") and not name.startswith("_")}
+    assert {"n_iter_", "base_concentration_", "total_samples_", "feature_names_in_"} <= names
+    section = DPMixture.__doc__[DPMixture.__doc__.index("Attributes\n    ----------"):]
+    assert [name for name in sorted(names)
+            if not re.search(rf"(?<!\w){name}(?!\w)", section)] == []
+
+
+@parametrize_checks([DPMixture(),
+                     DPMixture("scir", batch_size=10, max_iter=5, initial_components=3)],
                     expected_failed_checks=lambda est: {
     "check_clustering": "the check standardises X; a multinomial mixture needs counts",
     "check_estimator_sparse_array": "the check takes predict_proba for a classifier's",

@@ -51,12 +51,33 @@ def test_auto_picks_the_exact_sampler_up_to_a_size(thirty, monkeypatch):
 
 def test_max_time_is_honoured_within_one_iteration(thirty):
     X = thirty[0]
-    dp = DPMixture("scir", max_time=1.0, init="random", evaluate_every=1, random_state=0).fit(X)
+    dp = DPMixture("scir", max_time=1.0, max_iter=10**6, init="random", evaluate_every=1,
+                   random_state=0).fit(X)
     assert dp.stop_reason_ == "max_time" and dp.n_iter_ < 10**6
     seconds = [0.0] + [entry["seconds"] for entry in dp.history_]
     longest = max(np.diff(seconds))
     assert 1.0 <= dp.training_seconds_ <= 1.0 + longest
     assert DPMixture("scir", max_iter=5, random_state=0).fit(X).stop_reason_ == "max_iter"
+
+
+@pytest.mark.parametrize("sampler", ["scir", "gibbs"])
+def test_max_time_only_caps_the_default_length(thirty, monkeypatch, sampler):
+    """``max_iter=None`` is the default length with or without ``max_time``, so a budget never
+    makes a fit longer (#35: with one it meant 10^9 iterations, a fit as long as the budget);
+    with ``tol`` it is a ceiling of ``_TOL_ITER_FACTOR`` times that length. The default lengths
+    are made short here (the pilot's are its own)."""
+    from simplexsg.dpmixture import estimator
+    monkeypatch.setattr(estimator, "_MAX_ITER", 6)
+    monkeypatch.setattr(estimator, "_MAX_ITER_GIBBS", 3)
+    length = 3 if sampler == "gibbs" else 6
+    X, settings = thirty[0][:200], dict(batch_size=50, random_state=0)
+    plain = DPMixture(sampler, **settings).fit(X)
+    capped = DPMixture(sampler, max_time=10.0, **settings).fit(X)
+    assert plain.n_iter_ == capped.n_iter_ == length and capped.stop_reason_ == "max_iter"
+    np.testing.assert_array_equal(capped.theta_, plain.theta_)
+    never = DPMixture(sampler, tol=0.0, n_iter_no_change=10**6, **settings).fit(X)
+    assert never.n_iter_ == estimator._TOL_ITER_FACTOR * length == 5 * length
+    assert never.stop_reason_ == "max_iter"
 
 
 def test_tol_stops_on_a_plateau_and_not_before(thirty):
@@ -77,7 +98,7 @@ def test_an_interrupted_fit_with_tol_resumes_bit_for_bit(thirty, monkeypatch):
     X = thirty[0][:2000]
     settings = dict(tol=0.0, n_iter_no_change=2, batch_size=200, random_state=1)
     reference = DPMixture("scir", **settings).fit(X)
-    move, calls = DPMixture._move, []
+    move = DPMixture._move
 
     def move_then_stop(model, X, z, scale, params, t, z_all, rng):
         move(model, X, z, scale, params, t, z_all, rng)
@@ -88,7 +109,7 @@ def test_an_interrupted_fit_with_tol_resumes_bit_for_bit(thirty, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         model.fit(X)
     monkeypatch.undo()
-    assert model.interrupted_ and model.stop_reason_ is None
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
     model.set_params(warm_start=True).fit(X)
     assert model.stop_reason_ == "converged" and model.n_iter_ == reference.n_iter_
     np.testing.assert_array_equal(model.theta_, reference.theta_)
@@ -98,7 +119,21 @@ def test_an_interrupted_fit_with_tol_resumes_bit_for_bit(thirty, monkeypatch):
     (dict(max_time=0), "max_time"), (dict(tol=1.5), "tol"), (dict(n_iter_no_change=0),
                                                              "n_iter_no_change"),
     (dict(init="kmeans"), "init"), (dict(init_rows=0), "init_rows"),
-    (dict(split_merge=-1), "split_merge")])
+    (dict(split_merge=-1), "split_merge"), (dict(split_merge="on"), "split_merge"),
+    (dict(init_rows=True), "init_rows"), (dict(n_iter_no_change=True), "n_iter_no_change")])
 def test_bad_stopping_and_start_parameters_raise(thirty, params, message):
+    """Each names the parameter; a bool is refused where it means no count."""
     with pytest.raises(ValueError, match=message):
         DPMixture(**params).fit(thirty[0][:50])
+
+
+def test_split_merge_takes_booleans(thirty):
+    """``split_merge=False`` is 0 (no moves) and True is "auto" (#35: False was refused)."""
+    X = thirty[0][:300]
+
+    def fit(split_merge):
+        return DPMixture("gibbs", max_iter=3, split_merge=split_merge, random_state=0).fit(X)
+    off, on = fit(False), fit(True)
+    np.testing.assert_array_equal(off.theta_, fit(0).theta_)
+    np.testing.assert_array_equal(on.theta_, fit("auto").theta_)
+    assert not np.array_equal(off.theta_, on.theta_)    # the moves draw: the chains differ

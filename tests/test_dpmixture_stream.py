@@ -59,9 +59,27 @@ def test_a_streamed_fit_is_reproducible_for_any_n_jobs_and_pickles(sorted_corpus
 
 def test_a_streamed_fit_stops_on_its_budget_and_its_check(sorted_corpus):
     corpus, _, X_test, _ = sorted_corpus
-    assert fit(corpus, max_iter=None, max_time=0.5).stop_reason_ == "max_time"
+    assert fit(corpus, max_iter=10**6, max_time=0.5).stop_reason_ == "max_time"
     dp = fit(corpus, max_iter=None, tol=0.99, n_iter_no_change=1)
     assert dp.stop_reason_ == "converged" and dp.n_iter_ == 2 * N_TRAIN // 200
+
+
+def test_an_interrupted_streamed_fit_keeps_its_iterations(sorted_corpus, monkeypatch):
+    """Ctrl-C after some minibatches: their state is kept, ``stop_reason_`` "interrupted"
+    (#35: it was None) and ``interrupted_`` True; before any minibatch, the model as it was."""
+    corpus = sorted_corpus[0]
+    move = DPMixture._move
+
+    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
+        move(model, X, z, scale, params, t, z_all, rng)
+        if t == 4 and model.init == "pilot":        # not in the pilot chain (init="random")
+            raise KeyboardInterrupt
+    monkeypatch.setattr(DPMixture, "_move", move_then_stop)
+    model = DPMixture(batch_size=200, max_iter=10, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(corpus)
+    assert model.stop_reason_ == "interrupted" and model.interrupted_ and model.n_iter_ == 4
+    assert model.labels_.shape == (200,)
 
 
 @pytest.mark.parametrize("params, heldout_columns, message", [

@@ -30,7 +30,7 @@ For "gibbs", split-merge proposals (``split_merge.py``) follow step 3: each chan
 component at once and is exact, so that the number of clusters changes in a few iterations
 rather than by one row at a time. A proposal costs the rows of its blocks, about 2 / J of a
 row's cost in step 3 (J components), so ``split_merge="auto"`` makes proposals until their
-blocks held ``SPLIT_MERGE_WORK`` x n_rows x J rows (at least ``MIN_SPLIT_MERGE`` of them):
+blocks held ``SPLIT_MERGE_WORK`` (0.25) x n_rows x J rows (at least ``MIN_SPLIT_MERGE``, 10):
 about half as much work as the sweep, many proposals for many small clusters. On 10^5 rows of
 100 clusters it took the held-out ARI after 30 s from 0.95 (10 proposals per sweep) to 0.995.
 
@@ -49,6 +49,7 @@ move the sticks and components are those of the rows just allocated, not of a fr
 with stale allocations; emptied components are redrawn from the base measure, not reused; SGRLD
 drives the second stick coordinate with ``1 - v``; v stays strictly inside (0, 1).
 """
+import contextlib
 import copy
 import itertools
 import numbers
@@ -60,7 +61,8 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._estimator import array_digest, atomic_dump, first_partial_fit_total, restore_on_error
+from .._estimator import (array_digest, first_partial_fit_total, restore_on_error,
+                          write_checkpoint)
 from .._ext._dp import slice_allocate
 from .._optional import tqdm
 from .._random import seed_sequence, substream
@@ -80,8 +82,9 @@ SAMPLER_DEFAULTS = {
     "gibbs": dict(cls=None, step_size=None, stick_step_size=None),
 }
 
-#: Iterations of ``max_iter=None``: without, and with ``max_time`` or ``tol``.
-_MAX_ITER, _MAX_ITER_GIBBS, _MAX_ITER_OPEN_ENDED = 1000, 200, 10**9
+#: Iterations of ``max_iter=None`` (SCIR/SGRLD, the exact sampler); with ``tol``, this many
+#: times as many at most, the convergence check deciding when to stop.
+_MAX_ITER, _MAX_ITER_GIBBS, _TOL_ITER_FACTOR = 1000, 200, 5
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows.
 AUTO_GIBBS_ROWS = 1_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.
@@ -92,15 +95,6 @@ _PILOT_ITER, _PILOT_SPLIT_MERGE = 100, 50
 #: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
 #: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (module docstring).
 MIN_SPLIT_MERGE, SPLIT_MERGE_WORK = 10, 0.25
-
-
-def _check_split_merge(value):
-    """"auto" or an int >= 0, else ValueError."""
-    if isinstance(value, str) and value == "auto":
-        return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f'split_merge must be "auto" or an int >= 0, got {value!r}')
-    return int(value)
 #: Rows and stored counts of the pilot chain at most (``init_rows=None``).
 _PILOT_ROWS, _PILOT_ENTRIES = 5000, 100_000
 #: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).
@@ -116,6 +110,18 @@ _INIT, _ORDER, _STEP, _MONITOR = range(4)
 #: Parameters a resumed fit may change: they change neither the chain nor its length.
 _RESUMABLE_PARAMS = {"warm_start", "checkpoint_every", "checkpoint_path", "n_jobs", "verbose",
                      "random_state", "max_time", "client"}
+
+
+def _check_split_merge(value):
+    """"auto" or an int >= 0 (True: "auto", False: 0), else ValueError."""
+    if isinstance(value, (bool, np.bool_)):
+        return "auto" if value else 0
+    if isinstance(value, str) and value == "auto":
+        return value
+    if not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f'split_merge must be "auto", True, False or an int >= 0, '
+                         f'got {value!r}')
+    return int(value)
 
 
 def _row_sums(X, values):
@@ -181,15 +187,10 @@ class DPMixture(ClusterMixin, BaseEstimator):
         "scir"/"sgrld": minibatched slice sampler, sticks and components moved by one SCIR/SGRLD
         step per iteration. "gibbs": the exact slice sampler on every row, with split-merge
         moves. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows in memory, else
-        "scir" (a streamed corpus and ``partial_fit``: "scir"); ``sampler_`` says which. The
-        study of ``benchmarks/dp_study.py`` (synthetic mixtures of 10^3 to 10^5 rows and K 5 to
-        200, msweb, four text corpora) found the exact sampler's held-out score at least as good
-        as SCIR's at equal time on all but one data set (a tie), and so did a 10^6-row mixture
-        (K 40, 120 s: exact Gibbs -41.107 in 47 sweeps, SCIR streamed -41.226, SCIR in memory
-        -41.645): a minibatch's noise widens SCIR's stationary law at a fixed step, and
-        split-merge moves let the exact chain find the clusters in few sweeps. Above 10^6 rows
-        a sweep takes seconds and was not measured; SCIR, whose step does not grow with the
-        rows, is kept there.
+        "scir" (a streamed corpus and ``partial_fit``: "scir"); ``sampler_`` says which. Reason:
+        at equal time the exact sampler scored better than SCIR (once tied, within 0.03%) on
+        every data set of ``benchmarks/dp_study.py`` (up to 10^6 rows); above, a sweep takes
+        seconds, and SCIR's step does not grow with the rows.
     base_concentration : float, default 0.5
         Symmetric Dirichlet parameter of the base measure (the components' prior).
     alpha_prior : (float, float), default (1.0, 1.0)
@@ -199,8 +200,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         are allocated uniformly among them.
     init : {"pilot", "random"}, default "pilot"
         How a new chain starts. "pilot": the exact sampler with split-merge moves
-        (``_PILOT_ITER`` iterations, ``_PILOT_SPLIT_MERGE`` proposals each, at most one per
-        row) on ``init_rows`` random rows (all rows if fewer) finds the clusters; its
+        (``_PILOT_ITER`` (100) iterations, ``_PILOT_SPLIT_MERGE`` (50) proposals each, at most
+        one per row) on ``init_rows`` random rows (all rows if fewer) finds the clusters; its
         components, sticks and alpha start the chain, and every row is allocated to them
         ``∝ w_j Mult(x | phi_j)``; for "scir", when the pilot saw a subset and found fewer than
         ``initial_components`` clusters, each is first copied (independent draws given its
@@ -236,14 +237,14 @@ class DPMixture(ClusterMixin, BaseEstimator):
         Diffusion time h of the components' and the sticks' steps (``simplexsg.simplex``);
         ``stick_step_size`` None is the sampler default. Ignored by "gibbs".
     max_iter : int, default None
-        Iterations of ``fit``; None: ``_MAX_ITER`` (1000; "gibbs": ``_MAX_ITER_GIBBS``, 200
-        sweeps), or without a limit of its own (``_MAX_ITER_OPEN_ENDED``) when ``max_time`` or
-        ``tol`` decides when to stop.
+        Iterations of ``fit``, at most; None: ``_MAX_ITER`` (1000), or ``_MAX_ITER_GIBBS`` (200)
+        sweeps of "gibbs", ``max_time`` or not; with ``tol``, ``_TOL_ITER_FACTOR`` (5) times
+        that, the convergence check deciding when to stop within it.
     max_time : float, default None
-        Training budget in seconds (the pilot of ``init`` and, for a streamed corpus, reading
-        it included; evaluations excluded):
-        ``fit`` stops after the first iteration that reaches it, so it overruns by less than one
-        iteration.
+        Training budget in seconds, a cap only: it never makes a fit longer than ``max_iter``
+        (to train for the whole budget, also give a large ``max_iter``). The pilot of ``init``
+        and, for a streamed corpus, reading it count; evaluations do not. ``fit`` stops after
+        the first iteration that reaches it, so it overruns by less than one iteration.
     tol : float in [0, 1) or None, default None
         Convergence check (None: none): after each pass over the rows (each iteration of
         "gibbs"), ``score`` of the monitor rows, ``X_heldout`` when given, else a seeded sample
@@ -274,29 +275,48 @@ class DPMixture(ClusterMixin, BaseEstimator):
         1: a progress bar (needs tqdm); 2: also a line per evaluation.
     evaluate_every : int, default 0
         Iterations between the entries of ``history_`` (0: never).
-    split_merge : "auto" or int, default "auto"
+    split_merge : "auto", int or bool, default "auto"
         Split-merge proposals per iteration of the exact sampler (``split_merge.SplitMerge``;
-        each exact), after the rows' allocations; 0: none; "auto": a budget in work (module
-        docstring). Ignored by "scir" and "sgrld".
+        each exact), after the rows' allocations; 0 or False: none; "auto" or True: at least
+        ``MIN_SPLIT_MERGE`` (10), and more until their blocks held ``SPLIT_MERGE_WORK`` (0.25)
+        x rows x occupied components rows, about half a sweep's work (module docstring).
+        Ignored by "scir" and "sgrld".
 
     Attributes
     ----------
-    sampler_ : the sampler of the chain ("auto" resolved).
-    n_components_ : occupied components (with at least one training row).
+    sampler_ : str, the sampler of the chain ("auto" resolved).
+    n_components_ : int, occupied components (with at least one row of ``labels_``).
     weights_ : (n_components_,) their stick weights, renormalised to sum to 1.
     components_ : (n_components_, n_features) their category probabilities, rows sum to 1.
-    labels_ : (n_rows,) the training rows' components (indices into ``components_``).
-    alpha_ : current DP concentration.
+    labels_ : (n_rows,) int, the rows' components (indices into ``components_``): the training
+        rows' for ``fit`` on a count matrix, the last minibatch's for a streamed corpus and
+        ``partial_fit``.
+    alpha_ : float, current DP concentration.
+    base_concentration_ : float, the symmetric Dirichlet parameter of the base measure the
+        chain was started with (``base_concentration``), which ``score_samples`` uses.
     theta_, sticks_ : (J, d) and (J, 2) gamma variables of the represented components, occupied
         or not (the sampler state).
-    interrupted_ : True while a fit is unfinished (after an exception during its iterations,
-        in a checkpoint): the state is that after the last completed iteration.
-    training_seconds_ : seconds of ``fit``'s iterations and pilot (evaluations excluded).
-    stop_reason_ : why ``fit`` stopped: "max_iter", "max_time" or "converged" (None while a
-        fit is unfinished).
+    n_iter_ : int, iterations of the chain so far (minibatches; sweeps of "gibbs"), summed
+        over the ``fit`` calls that continue it and the ``partial_fit`` calls; the pilot's
+        are not counted.
+    total_samples_ : int, N, the rows the minibatch counts are scaled to (N / |S|): those of
+        ``fit``'s X or streamed corpus, or ``partial_fit``'s ``total_samples`` (first call).
+    interrupted_ : bool, True while a fit is unfinished (after an exception during its
+        iterations, in a checkpoint): the state is that after the last completed iteration.
+    training_seconds_ : float, seconds the last ``fit`` trained (its pilot, its iterations and
+        reading a streamed corpus; evaluations excluded), which ``max_time`` caps; a resumed
+        fit adds to the interrupted one's, a continued chain (``warm_start``) starts at 0.
+    stop_reason_ : str, why ``fit`` stopped: "max_iter", "max_time", "converged", or
+        "interrupted" (an exception during its iterations, Ctrl-C included, after at least one
+        completed iteration; before any, the model is left as it was); None in a checkpoint
+        (a fit still running) and after ``partial_fit`` alone.
     history_ : list of dicts (iteration, seconds, alpha, n_components, score): every
         ``evaluate_every`` iterations; ``score`` is ``score(X_heldout)`` (None without it);
         seconds count training only.
+    random_state_ : numpy SeedSequence, the seed every draw of the chain derives from (from
+        ``random_state``); a continued or resumed fit keeps it.
+    n_features_in_ : int, d, the number of columns; ``feature_names_in_`` : (d,) the column
+        names of a pandas data frame X (scikit-learn's convention), absent otherwise.
 
     All of these describe the current state of the chain, one posterior sample: averaging over
     iterations would mix up the component labels.
@@ -377,9 +397,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         params["init"], params["sampler"] = self.init, sampler
         params["executor"] = LocalExecutor()
         if params["max_iter"] is None:
-            open_ended = params["max_time"] is not None or params["tol"] is not None
-            params["max_iter"] = (_MAX_ITER_OPEN_ENDED if open_ended
-                                  else _MAX_ITER_GIBBS if sampler == "gibbs" else _MAX_ITER)
+            params["max_iter"] = ((_MAX_ITER_GIBBS if sampler == "gibbs" else _MAX_ITER)
+                                  * (_TOL_ITER_FACTOR if params["tol"] is not None else 1))
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise ValueError(f"warm_start must be True or False, got {self.warm_start!r}")
         params["warm_start"] = bool(self.warm_start)
@@ -409,7 +428,8 @@ class DPMixture(ClusterMixin, BaseEstimator):
         ``X_heldout``: rows scored by ``score`` in ``history_`` every ``evaluate_every``
         iterations. Bad input raises before the model changes. An exception during the
         iterations (Ctrl-C included) keeps the state after the last completed one
-        (``interrupted_``), or, before any, the model as it was.
+        (``interrupted_`` True, ``stop_reason_`` "interrupted"), or, before any, the model as
+        it was.
 
         A streamed corpus (a re-iterable of bag-of-words documents declaring ``n_features``,
         e.g. ``simplexsg.datasets.UCIBowCorpus``) is read in minibatches of ``batch_size``
@@ -443,6 +463,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 self.__dict__.clear()
                 self.__dict__.update(saved)
             else:
+                self.stop_reason_ = "interrupted"
                 self._summarise(self._z)
             raise
         self.interrupted_ = False
@@ -485,13 +506,14 @@ class DPMixture(ClusterMixin, BaseEstimator):
         try:
             tick = time.perf_counter()             # reading the minibatch counts as training
             for _, X_rows in minibatches:
-                X_rows = sp.csr_matrix(check_counts(X_rows))
                 t = self.n_iter_
-                rng = self._step_rng(t)
-                z = self._allocate(X_rows, None, params, rng)
-                self._move(X_rows, z, n_rows / X_rows.shape[0], params, t, z, rng)
-                self.training_seconds_ += time.perf_counter() - tick
-                self._record(params, heldout, self.training_seconds_, z)
+                with self._iteration():
+                    X_rows, rng = sp.csr_matrix(check_counts(X_rows)), self._step_rng(t)
+                    z_rows = self._allocate(X_rows, None, params, rng)
+                    self._move(X_rows, z_rows, n_rows / X_rows.shape[0], params, t, z_rows, rng)
+                    self.training_seconds_ += time.perf_counter() - tick
+                    self._record(params, heldout, self.training_seconds_, z_rows)
+                z = z_rows
                 if progress is not None:
                     progress.update(1)
                 stop = self._stop_reason(params, monitor, check_every, z)
@@ -504,6 +526,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                 self.__dict__.clear()
                 self.__dict__.update(saved)
             else:
+                self.stop_reason_ = "interrupted"
                 self._summarise(z)
             raise
         finally:
@@ -623,8 +646,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     order = (epoch, self._order(epoch, n_rows))
                 rows = (np.sort(order[1][offset:offset + batch]) if batch < n_rows
                         else np.arange(n_rows))
-                saved, z_before = dict(self.__dict__), self._z[rows]
-                try:
+                with self._iteration(rows):
                     X_rows, rng = params["executor"].take(X, rows), self._step_rng(t)
                     z_rows = self._allocate(X_rows, self._z[rows], params, rng)
                     if split_merge is not None:
@@ -633,15 +655,11 @@ class DPMixture(ClusterMixin, BaseEstimator):
                     self._move(X_rows, z_rows, n_rows / rows.size, params, t, self._z, rng)
                     self.training_seconds_ += time.perf_counter() - start
                     self._record(params, heldout, self.training_seconds_, self._z)
-                except BaseException:
-                    self._z[rows] = z_before
-                    self.__dict__.update(saved)
-                    raise
                 if progress is not None:
                     progress.update(1)
                 if params["checkpoint_every"] and self.n_iter_ % params["checkpoint_every"] == 0:
                     self._summarise(self._z)
-                    atomic_dump(self, self.checkpoint_path)
+                    write_checkpoint(self, self.checkpoint_path)
                 stop = self._stop_reason(params, monitor, check_every, self._z)
                 if stop is not None:
                     reason = stop
@@ -650,6 +668,21 @@ class DPMixture(ClusterMixin, BaseEstimator):
         finally:
             if progress is not None:
                 progress.close()
+
+    @contextlib.contextmanager
+    def _iteration(self, rows=None):
+        """Run one iteration of ``fit``; if it raises (Ctrl-C included), put the model back as
+        it was before it: its attributes (rebound by the iteration, never written in place)
+        and the allocations ``_z[rows]`` of a count matrix's rows (written in place)."""
+        saved = dict(self.__dict__)
+        z_before = None if rows is None else self._z[rows]
+        try:
+            yield
+        except BaseException:
+            if rows is not None:
+                self._z[rows] = z_before
+            self.__dict__.update(saved)
+            raise
 
     @restore_on_error
     def partial_fit(self, X, y=None):
@@ -684,8 +717,7 @@ class DPMixture(ClusterMixin, BaseEstimator):
                              "the minibatch counts would be scaled by N / batch < 1")
         if first:
             self._init_state(params, seed_sequence(self.random_state))
-            self.total_samples_ = total
-            self.sampler_ = params["sampler"]
+            self.total_samples_, self.stop_reason_ = total, None
         t, rng = self.n_iter_, self._step_rng(self.n_iter_)
         self.interrupted_ = False          # the chain goes on from here: nothing to resume
         z_rows = self._allocate(X, None, params, rng)

@@ -113,7 +113,10 @@ class SplitMerge:
     def run(self, z, alpha, rng, n_proposals, row_budget=0):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
         to split or merge held ``row_budget`` rows in total (a budget in work, so the result
-        depends on the seed alone); returns how many were accepted."""
+        depends on the seed alone); returns how many were accepted. Fewer than two rows admit
+        no proposal (no pair of distinct rows): none is made, whatever the budget."""
+        if z.size < 2:
+            return 0
         cache, blocks = {}, _Blocks(z)
         accepted = done = rows = 0
         while done < n_proposals or rows < row_budget:
@@ -129,13 +132,15 @@ class SplitMerge:
                                      else np.zeros(others.size), side, forced, self.base)
 
     def propose(self, z, alpha, rng, cache=None):
+        """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
+        if z.size < 2:
+            return None
         return self._propose(z, alpha, rng, cache, _Blocks(z))[0]
 
     def _propose(self, z, alpha, rng, cache, blocks):
-        """One proposal; returns (its kind if accepted else None, the rows of its blocks)."""
+        """One proposal on at least two rows; returns (its kind if accepted else None, the rows
+        of its blocks)."""
         n_rows = z.size
-        if n_rows < 2:
-            return None, 0
         i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
         k += k >= i                                     # an ordered pair of distinct rows
         log_u = np.log(rng.random())

@@ -9,149 +9,36 @@ sorted order), counted by scikit-learn's ``CountVectorizer`` with its English st
 Models are ``joblib`` files holding the fitted ``LDA``; ``joblib.load`` reads them (a
 pickle: load only files you trust).
 
-Exit status: 0 on success, 2 for a malformed command line (argparse's), 1 when a file is
-missing, unreadable or malformed, with a one-line message on stderr; 130 on Ctrl-C.
+``fit`` checks that its ``-o`` file can be written before it reads the corpus, and writes it
+atomically (``atomic_dump``). If writing fails after training all the same (a full disk), the
+model goes to a new file named like it in the current folder, else in the temporary folder,
+and the one-line error says where (exit status 1). Ctrl-C during training saves the
+unfinished model to ``-o`` and says so (exit status 130); ``--checkpoint-every N`` also saves
+it every N steps; ``fit ... --resume``, the same command again, continues it to the model
+the uninterrupted fit would have made, bit for bit.
+
+Exit status: 0 on success; 1 when a file is missing, unreadable, malformed or damaged (a
+truncated gzip file, bytes that are not UTF-8), or cannot be written, with a one-line message
+on stderr; 2 for a malformed command line (argparse's); 130 on Ctrl-C; 141 when stdout is a
+pipe closed early (``... | head``): output stops quietly, as for the programs killed by
+SIGPIPE, whose status the shell shows as 141.
 """
 import argparse
 import contextlib
 import csv
+import hashlib
 import os
 import sys
+import tempfile
 from pathlib import Path
 
-import scipy.io
-import scipy.sparse as sp
-
-from .corpus import bow_to_csr
+from ._cli_corpora import (FORMATS, UserError, corpus_format, documents, existing, tokens,
+                           training_corpus)
+from ._estimator import atomic_dump
+from ._validation import check_output_path
 from .lda import LDA
-from .lda.inspection import MEASURES, TEXT_MEASURES, coherence, feature_names, format_topics
-from .readers import CHUNK_LINES, LDACCorpus, UCIBowCorpus, _open, _read_vocabulary
-
-FORMATS = ("auto", "uci", "ldac", "mm", "text")
-
-
-class UserError(Exception):
-    """A problem with the user's files: reported in one line, exit status 1."""
-
-
-# ---------------------------------------------------------------- corpora
-def corpus_format(path, fmt="auto"):
-    """``fmt``, or for "auto" the format read from the path: a folder is "text"; a file
-    starting with "%%MatrixMarket" is "mm"; one with "id:count" pairs in its first three
-    lines "ldac"; anything else "uci". A file must be UTF-8 text, gzipped or not."""
-    if path.is_dir():
-        if fmt not in ("auto", "text"):
-            raise UserError(f"{path}: a folder, but --format {fmt} names a file format")
-        return "text"
-    if fmt == "text":
-        raise UserError(f"{path}: --format text needs a folder of .txt files")
-    try:
-        with _open(path) as fh:
-            head = [fh.readline() for _ in range(3)]
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not a text file (UTF-8, gzipped or not)") from None
-    if fmt != "auto":
-        return fmt
-    if head[0].startswith("%%MatrixMarket"):
-        return "mm"
-    return "ldac" if any(":" in line for line in head) else "uci"
-
-
-def existing(path, kind="file"):
-    """``path`` as a Path, after checking it exists."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path}: no such {kind}")
-    return path
-
-
-def uci_vocabulary(path):
-    """The ``vocab.NAME.txt`` beside a UCI ``docword.NAME.txt[.gz]``, or None."""
-    name = path.name.removesuffix(".gz")
-    if not name.startswith("docword."):
-        return None
-    vocab = path.with_name("vocab." + name.removeprefix("docword."))
-    return vocab if vocab.is_file() else None
-
-
-def text_files(folder):
-    """The folder's ``.txt`` files, recursively, sorted; at least one."""
-    files = sorted(p for p in folder.rglob("*.txt") if p.is_file())
-    if not files:
-        raise UserError(f"{folder}: no .txt files in this folder")
-    return files
-
-
-def read_texts(files):
-    """The files' contents (UTF-8; undecodable bytes replaced)."""
-    return [f.read_text(encoding="utf-8", errors="replace") for f in files]
-
-
-def vectorizer(**kwargs):
-    """The CountVectorizer of text folders: scikit-learn's English stop words."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    return CountVectorizer(stop_words="english", **kwargs)
-
-
-def training_corpus(args):
-    """``(X, id2word)`` for ``fit``: UCI and LDA-C files streamed from disk (they carry their
-    vocabulary), Matrix Market and text folders as CSR counts."""
-    path = existing(args.corpus, "file or folder")
-    fmt = corpus_format(path, args.format)
-    vocab = existing(args.vocab) if args.vocab else None
-    if fmt == "text":
-        if vocab is not None:
-            raise UserError(f"{path}: a text folder makes its own vocabulary; --vocab is for "
-                            "UCI, LDA-C and Matrix Market files")
-        counter = vectorizer(min_df=args.min_df, max_df=args.max_df)
-        X = counter.fit_transform(read_texts(text_files(path)))
-        return X, dict(enumerate(counter.get_feature_names_out()))
-    if fmt == "uci":
-        return UCIBowCorpus(path, vocab or uci_vocabulary(path)), None
-    if fmt == "ldac":
-        return LDACCorpus(path, vocab), None
-    X = matrix_market(path)
-    return X, None if vocab is None else _read_vocabulary(vocab, X.shape[1], path)
-
-
-def matrix_market(path):
-    """A Matrix Market file as CSR (documents as rows)."""
-    with _open(path) as fh:
-        return sp.csr_matrix(scipy.io.mmread(fh))
-
-
-def documents(path, fmt, model):
-    """``(X, names)`` for the commands that read documents with a fitted model: counts
-    (n_docs, the model's W words) and a name per document (the file for a text folder, else
-    its 0-based row)."""
-    path = existing(path, "file or folder")
-    fmt = corpus_format(path, fmt)
-    if fmt == "text":
-        named = getattr(model, "vocabulary_", None) is not None or hasattr(model,
-                                                                            "feature_names_in_")
-        if not named:
-            raise UserError("the model has no vocabulary (it was fitted without one): text "
-                            "folders need the words")
-        files = text_files(path)
-        counter = vectorizer(vocabulary=list(feature_names(model)))
-        return counter.transform(read_texts(files)), [str(f.relative_to(path)) for f in files]
-    if fmt == "uci":
-        X = sp.vstack(list(UCIBowCorpus(path).iter_csr(CHUNK_LINES)), format="csr")
-    elif fmt == "ldac":
-        X = bow_to_csr(LDACCorpus(path), model.n_features_in_)
-    else:
-        X = matrix_market(path)
-    if X.shape[1] != model.n_features_in_:
-        raise UserError(f"{path}: {X.shape[1]} words, but the model has "
-                        f"{model.n_features_in_}")
-    return X, [str(d) for d in range(X.shape[0])]
-
-
-def tokens(path):
-    """A text folder's documents as token lists, by the CountVectorizer's analyzer."""
-    analyze = vectorizer().build_analyzer()
-    return [analyze(text) for text in read_texts(text_files(path))]
+from .lda.inspection import MEASURES, TEXT_MEASURES, coherence, format_topics
+from .readers import LDACCorpus, UCIBowCorpus
 
 
 # ---------------------------------------------------------------- models
@@ -170,32 +57,112 @@ def load_model(path):
     return model
 
 
+def interrupted_model(path):
+    """The unfinished LDA fit in ``path`` (a checkpoint, or a model saved on Ctrl-C)."""
+    model = load_model(path)
+    if not getattr(model, "interrupted_", False):
+        raise UserError(f"{path}: its fit is finished ({model.stop_reason_}): nothing to "
+                        "resume; leave out --resume to fit anew")
+    return model
+
+
 def save_model(model, path):
-    """Write the model with joblib, atomically (a temporary file renamed over ``path``)."""
+    """Write the model to ``path`` (``atomic_dump``), or if that fails (a full disk) to a new
+    file named like it in the current folder, else in the temporary folder: the trained model
+    is not lost. Returns ``(where, problem)``: the file written, and None or why ``path``
+    could not be; UserError if no file could be written."""
     import joblib
 
-    path = Path(path)
-    temporary = path.with_name(path.name + ".tmp")
-    joblib.dump(model, temporary)
-    os.replace(temporary, path)
+    try:
+        atomic_dump(model, path)
+        return path, None
+    except OSError as exc:
+        problem = f"cannot write {path} ({exc.strerror or exc})"
+    tried = [path.absolute().parent]
+    for folder in (Path.cwd(), Path(tempfile.gettempdir())):
+        if any(folder.samefile(other) for other in tried if other.is_dir()):
+            continue
+        tried.append(folder)
+        try:
+            fd, where = tempfile.mkstemp(prefix=f"{path.stem}-", suffix=path.suffix, dir=folder)
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                joblib.dump(model, fh)
+            return Path(where), problem
+        except OSError:
+            os.unlink(where)
+    raise UserError(f"{problem}, nor a copy in {' or '.join(map(str, tried[1:]))}: the "
+                    "trained model is lost")
+
+
+def file_hash(path):
+    """A hash of a file's bytes: what ``--resume`` checks a streamed corpus by (LDA checks
+    a stream by its size only, and the other corpora by their counts)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "blake2b").hexdigest()
 
 
 # ---------------------------------------------------------------- commands
+def fit_params(args, output):
+    """The LDA parameters of ``fit``'s options."""
+    every = args.checkpoint_every
+    return dict(n_components=args.n_components, sampler=args.sampler,
+                doc_topic_prior=args.doc_topic_prior, topic_word_prior=args.topic_word_prior,
+                batch_size=args.batch_size, max_iter=args.max_iter, max_time=args.max_time,
+                tol=args.tol, n_jobs=args.n_jobs, random_state=args.random_state,
+                verbose=args.verbose, evaluate_every=args.evaluate_every,
+                checkpoint_every=every, checkpoint_path=output if every else None)
+
+
+def resume(model, params, path, corpus_hash):
+    """The interrupted ``model`` of ``path`` set to continue with ``params``, after checking
+    that they (and the streamed corpus's ``corpus_hash``) are those it was started with; LDA
+    itself checks the counts and the parameters the options do not set."""
+    stored = model._result_params()
+    differ = [f"--{name.replace('_', '-')} was {stored[name]}, now {value}"
+              for name, value in params.items() if name in stored and stored[name] != value]
+    if differ:
+        raise UserError(f"{path}: --resume needs the options of the interrupted fit: "
+                        + "; ".join(differ))
+    if getattr(model, "_cli_corpus_hash", corpus_hash) != corpus_hash:
+        raise UserError(f"{path}: --resume needs the corpus of the interrupted fit, and this "
+                        "file's content differs")
+    return model.set_params(warm_start=True, **params)
+
+
 def cmd_fit(args):
-    if not Path(args.output).parent.is_dir():
-        raise UserError(f"{args.output}: no such folder to write the model in")
+    output = check_output_path("--output", args.output)
+    model = interrupted_model(output) if args.resume else None
     X, id2word = training_corpus(args)
-    model = LDA(args.n_components, sampler=args.sampler, doc_topic_prior=args.doc_topic_prior,
-                topic_word_prior=args.topic_word_prior, batch_size=args.batch_size,
-                max_iter=args.max_iter, max_time=args.max_time, tol=args.tol,
-                n_jobs=args.n_jobs, random_state=args.random_state, verbose=args.verbose,
-                evaluate_every=args.evaluate_every)
-    with contextlib.redirect_stdout(sys.stderr):      # progress lines go to stderr
-        model.fit(X, id2word=id2word)
-    save_model(model, args.output)
+    corpus_hash = file_hash(X.path) if isinstance(X, (UCIBowCorpus, LDACCorpus)) else None
+    params = fit_params(args, output)
+    if model is None:
+        model = LDA(**params)
+        model._cli_corpus_hash = corpus_hash          # kept in checkpoints, for --resume
+    else:
+        resume(model, params, output, corpus_hash)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # progress lines go to stderr
+            model.fit(X, id2word=id2word)
+    except (KeyboardInterrupt, BrokenPipeError) as exc:   # Ctrl-C; stderr's reader gone
+        if getattr(model, "stop_reason_", None) != "interrupted":
+            raise                                      # not training yet: nothing to save
+        where, problem = save_model(model, output)
+        if isinstance(exc, BrokenPipeError):
+            raise                                      # saved; nobody left to tell (141)
+        hint = "" if problem is None else f" ({problem})"
+        print(f"simplexsg fit: interrupted after {model.n_batch_iter_} steps; saved the "
+              f"unfinished model to {where}{hint}; to continue it, run the same command with "
+              f"--resume{'' if problem is None else f' -o {where}'}", file=sys.stderr)
+        return 130
+    where, problem = save_model(model, output)
+    if problem is not None:
+        raise UserError(f"{problem}; saved the model to {where} instead")
     print(f"simplexsg: {model.n_components} topics, {model.n_features_in_} words, "
           f"{model.n_batch_iter_} steps in {model.training_seconds_:.1f} s "
-          f"({model.stop_reason_}); wrote {args.output}", file=sys.stderr)
+          f"({model.stop_reason_}); wrote {output}", file=sys.stderr)
 
 
 def cmd_topics(args):
@@ -203,6 +170,8 @@ def cmd_topics(args):
 
 
 def cmd_transform(args):
+    if args.output != "-":
+        check_output_path("--output", args.output)
     model = load_model(args.model)
     X, names = documents(args.corpus, args.format, model)
     proportions = model.transform(X)
@@ -265,11 +234,14 @@ def build_parser():
         epilog="Corpora: UCI bag-of-words (docword.NAME.txt[.gz], vocab.NAME.txt beside it), "
                "LDA-C (N id:count ...), Matrix Market (documents as rows), or a folder of .txt "
                "files (CountVectorizer, English stop words). Exit status 1: a missing, "
-               "unreadable or malformed file; 2: a malformed command line.")
+               "unreadable, malformed or damaged file, or one that cannot be written; 2: a "
+               "malformed command line; 130: Ctrl-C; 141: stdout closed early (| head).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     fit = commands.add_parser("fit", help="fit a model to a corpus and save it",
-                              description="Fit LDA to a corpus; write the model (joblib).")
+                              description="Fit LDA to a corpus; write the model (joblib). "
+                                          "Ctrl-C saves the unfinished model to -o; --resume "
+                                          "continues it.")
     add_corpus(fit, "training corpus: a file or a folder of .txt files")
     fit.add_argument("-o", "--output", required=True, help="model file to write")
     fit.add_argument("--vocab", help="vocabulary file, one word per line (UCI, LDA-C, Matrix "
@@ -293,6 +265,12 @@ def build_parser():
                      help="text folders: drop words in more than this fraction of documents")
     fit.add_argument("-v", "--verbose", action="count", default=0,
                      help="progress bar on stderr (needs tqdm); -vv also evaluation lines")
+    fit.add_argument("--checkpoint-every", type=positive_int, metavar="N",
+                     help="also save the unfinished model to -o every N steps (Ctrl-C saves "
+                          "it in any case)")
+    fit.add_argument("--resume", action="store_true",
+                     help="continue the unfinished fit saved in -o (on Ctrl-C or by "
+                          "--checkpoint-every): give the same corpus and options")
     fit.set_defaults(run=cmd_fit)
 
     topics = commands.add_parser("topics", help="print each topic's top words",
@@ -327,15 +305,31 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    """Run the command line; return the exit status."""
+def run(argv):
+    """Parse the command line and run the command; return the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        args.run(args)
+        return args.run(args) or 0
+    except BrokenPipeError:
+        raise                           # for main: not a problem of the user's files
     except (UserError, OSError, ValueError, MemoryError, ImportError) as exc:
         print(f"simplexsg {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"simplexsg {args.command}: interrupted", file=sys.stderr)
         return 130
-    return 0
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    try:
+        try:
+            return run(argv)
+        finally:
+            sys.stdout.flush()          # so that a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        # stdout is a pipe whose reader has gone (``| head``): stop quietly, with the status
+        # of the programs SIGPIPE kills; Python's advice (docs of signal, "Note on SIGPIPE"):
+        # point stdout at devnull, so that flushing it at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

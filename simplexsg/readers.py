@@ -5,14 +5,20 @@ Both readers are re-iterable gensim-style corpora (iterating yields each documen
 ``n_features`` and ``id2word``, so ``SCIRLDA().fit(corpus)`` streams them. ``iter_csr(n)``
 yields CSR int64 blocks of ``n`` documents, the fast path the estimators use. Memory is one
 block of lines at a time, whatever the number of documents. Malformed input raises ValueError
-naming the file and line.
+naming the file and line, and so does a damaged file, whenever the damage is met (at
+construction or while streaming): a truncated or corrupt gzip file, or bytes that are not UTF-8
+(named by line where the reader knows it). ``read_matrix_market`` reads a Matrix Market file
+into memory, its errors raised the same way.
 """
+import contextlib
 import gzip
 import io
+import zlib
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
 
 from ._ext._uci import plain_triples, triples_valid
@@ -31,10 +37,76 @@ def _open(path, binary=False):
     return open(path, "rb") if binary else open(path, encoding="utf-8")
 
 
+#: What reading a damaged file raises: a truncated gzip file (EOFError), a corrupt one
+#: (gzip.BadGzipFile, zlib.error), bytes that are not UTF-8 (UnicodeDecodeError).
+_DAMAGE = (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError)
+
+
+def _damage(path, exc):
+    """The ValueError naming ``path`` for ``exc``, one of ``_DAMAGE``."""
+    if isinstance(exc, EOFError):
+        return ValueError(f"{path}: truncated gzip file: its compressed data ends early (a "
+                          "download or copy cut short?)")
+    if isinstance(exc, UnicodeDecodeError):
+        return ValueError(f"{path}: {_not_utf8(exc)}")
+    return ValueError(f"{path}: corrupt gzip file ({exc})")
+
+
+@contextlib.contextmanager
+def _reading(path):
+    """Raise the errors of a damaged file (``_DAMAGE``) met in the block as ValueError naming
+    ``path``. Around a generator's loop, it covers the errors met while streaming."""
+    try:
+        yield
+    except _DAMAGE as exc:
+        raise _damage(path, exc) from None
+
+
+def _not_utf8(exc):
+    return (f"not UTF-8 text (byte {exc.object[exc.start]:#04x}): corpus files are text, "
+            "gzipped or not")
+
+
+def _decode(data, path, first_line):
+    """``data`` (bytes of whole lines, the first numbered ``first_line``) as UTF-8 text, or
+    ValueError naming the file and the line of the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        raise ValueError(f"{path}, line {line}: {_not_utf8(exc)}") from None
+
+
+def read_head(path, n_lines):
+    """The first ``n_lines`` lines of a file, gzipped or not, as text (fewer if it has
+    fewer): what format detection reads. ValueError naming the file if it is damaged."""
+    with _reading(path), _open(path, binary=True) as fh:
+        return [_decode(raw, path, i + 1) for i, raw in enumerate(islice(fh, n_lines))]
+
+
+def read_matrix_market(path):
+    """A Matrix Market file (gzipped or not) as a CSR matrix, read into memory by
+    ``scipy.io.mmread``; ValueError naming the file if it is not one or is damaged."""
+    with _open(path) as fh:
+        try:
+            matrix, error = scipy.io.mmread(fh), None
+        except _DAMAGE as exc:
+            error = _damage(path, exc)
+        except ValueError as exc:                   # scipy's: "Line 1: Not a Matrix ..."
+            error = ValueError(f"{path}: not a Matrix Market file ({exc})")
+        # scipy reads a text handle through a wrapper whose finaliser touches the handle; the
+        # traceback of the exception keeps the wrapper alive, so the exception must be gone
+        # before the handle closes ("Exception ignored ... I/O operation on closed file"
+        # otherwise): it is, at the end of the except clause
+    if error is not None:
+        raise error
+    return sp.csr_matrix(matrix)
+
+
 def _read_vocabulary(vocab_path, n_words=None, corpus_path=None):
     """``{id: word}`` from a file of one word per line (line i: word i - 1)."""
-    with _open(vocab_path) as fh:
-        words = fh.read().splitlines()
+    with _reading(vocab_path), _open(vocab_path, binary=True) as fh:
+        words = _decode(fh.read(), vocab_path, 1).splitlines()
     if n_words is not None and len(words) != n_words:
         raise ValueError(f"{vocab_path}: {len(words)} words, but {corpus_path} has "
                          f"W = {n_words}")
@@ -91,8 +163,7 @@ class UCIBowCorpus:
 
     def __init__(self, docword_path, vocab_path=None):
         self.path = Path(docword_path)
-        with _open(self.path) as fh:
-            header = list(islice(fh, 3))
+        header = read_head(self.path, 3)
         try:
             self.n_documents, self.n_features, self.nnz = (int(line) for line in header)
         except ValueError:
@@ -111,7 +182,7 @@ class UCIBowCorpus:
         """(n, 3) int64 blocks of the data lines (docID, wordID, count), checked (in one pass,
         ``triples_valid``; a chunk that fails is checked again to name its first bad line);
         ``in_order``: the docIDs must not decrease, as streaming needs."""
-        with _open(self.path, binary=True) as fh:
+        with _reading(self.path), _open(self.path, binary=True) as fh:
             for _ in range(3):
                 fh.readline()
             line, last_doc, count = 4, 0, 0
@@ -146,7 +217,7 @@ class UCIBowCorpus:
         block = plain_triples(data)
         if block is not None:
             return range(first_line, first_line + len(block)), block, len(block)
-        lines = io.StringIO(data.decode("utf-8"), newline=None).readlines()
+        lines = io.StringIO(_decode(data, self.path, first_line), newline=None).readlines()
         try:
             block = np.loadtxt(lines, dtype=np.int64, ndmin=2)
         except ValueError:
@@ -244,10 +315,14 @@ class LDACCorpus:
 
     def _blocks(self, batch_size=CHUNK_LINES):
         """CSR blocks of ``batch_size`` lines; columns up to the largest id seen so far."""
-        with _open(self.path) as fh:
+        with _reading(self.path), _open(self.path, binary=True) as fh:
             line = 1
             while lines := list(islice(fh, batch_size)):
-                parsed = [self._parse_line(text, line + i) for i, text in enumerate(lines)]
+                try:
+                    texts = [raw.decode("utf-8") for raw in lines]
+                except UnicodeDecodeError:                # again, to name the line
+                    texts = [_decode(raw, self.path, line + i) for i, raw in enumerate(lines)]
+                parsed = [self._parse_line(text, line + i) for i, text in enumerate(texts)]
                 lengths = [len(ids) for ids, _ in parsed]
                 indices = np.fromiter((w for ids, _ in parsed for w in ids), dtype=np.int64)
                 data = np.fromiter((c for _, cs in parsed for c in cs), dtype=np.int64)

@@ -1,12 +1,14 @@
 """Lazy corpus readers (#11 item 1): UCI bag-of-words and LDA-C files streamed from disk."""
+import gc
 import gzip
 import io
-import shutil
-
 import re
+import shutil
+import sys
 
 import numpy as np
 import pytest
+import scipy.io
 import scipy.sparse as sp
 from gensim.corpora import BleiCorpus, MmCorpus
 from hypothesis import given, settings
@@ -201,13 +203,112 @@ def test_fit_streams_a_reader_like_any_corpus(counts, uci_files):
         SCIRLDA(3, max_iter=1).fit(corpus, id2word={0: "a", 1: "b", 2: "c"})
 
 
-def test_gensim_mmcorpus_still_needs_and_takes_id2word(counts, tmp_path):
+def test_gensim_mmcorpus_takes_id2word_or_its_header_size(counts, tmp_path):
+    """With id2word, a gensim MmCorpus streams like any corpus; without, its header's
+    ``num_terms`` is the vocabulary size (as in tests/test_lda_edge_inputs.py)."""
     MmCorpus.serialize(str(tmp_path / "c.mm"), documents(counts))
     mm = MmCorpus(str(tmp_path / "c.mm"))
-    with pytest.raises(ValueError, match="needs the vocabulary size"):
-        SCIRLDA(3, max_iter=1).fit(mm)
     id2word = {i: f"w{i}" for i in range(N_WORDS)}
     model = SCIRLDA(3, max_iter=3, random_state=0).fit(mm, id2word=id2word)
     generic = SCIRLDA(3, max_iter=3, random_state=0).fit(ListStream(documents(counts)),
                                                          id2word=id2word)
     np.testing.assert_array_equal(model.components_, generic.components_)
+    assert SCIRLDA(3, max_iter=1).fit(mm).n_features_in_ == mm.num_terms
+
+
+# ---------------------------------------------------------------- damaged files (#35 item 4)
+def ldac_text(X):
+    return "".join(f"{row.nnz} " + " ".join(f"{j}:{c}" for j, c in zip(row.indices, row.data))
+                   + "\n" for row in X)
+
+
+@pytest.fixture
+def damaged(counts, uci_files, tmp_path):
+    """Gzipped UCI and LDA-C files cut in half, with an invalid first deflate block type
+    (zlib.error), or with a wrong CRC (gzip.BadGzipFile)."""
+    texts = {"docword.txt": (uci_files / "docword.txt").read_bytes(),
+             "c.ldac": ldac_text(counts).encode()}
+    for name, data in texts.items():
+        packed = gzip.compress(data, mtime=0)
+        middle = len(packed) // 2
+        (tmp_path / f"cut.{name}.gz").write_bytes(packed[:middle])
+        (tmp_path / f"zlib.{name}.gz").write_bytes(packed[:10] + b"\xff" + packed[11:])
+        (tmp_path / f"crc.{name}.gz").write_bytes(packed[:-8] + bytes([packed[-8] ^ 0xFF])
+                                                  + packed[-7:])
+    return tmp_path
+
+
+def test_a_truncated_gzip_file_is_named_where_it_is_met(damaged):
+    """The header survives the cut: UCIBowCorpus meets the end while streaming, LDACCorpus
+    (which counts its documents at construction) then; no bare EOFError either way."""
+    cut = damaged / "cut.docword.txt.gz"
+    corpus = UCIBowCorpus(cut)
+    assert (corpus.n_documents, corpus.n_features) == (300, N_WORDS)
+    message = re.escape(f"{cut}: truncated gzip file: its compressed data ends early")
+    for read in (lambda: list(corpus.iter_csr(64)), lambda: list(corpus),
+                 lambda: load_uci_bow(cut)):
+        with pytest.raises(ValueError, match=message):
+            read()
+    with pytest.raises(ValueError, match=re.escape(f"{damaged / 'cut.c.ldac.gz'}: truncated")):
+        LDACCorpus(damaged / "cut.c.ldac.gz")
+
+
+@pytest.mark.parametrize("kind, error", [("zlib", "Error -3 while decompressing data: "
+                                                 "invalid block type"),
+                                         ("crc", "CRC check failed")])
+def test_a_corrupt_gzip_file_is_named(damaged, kind, error):
+    for name, read in (("docword.txt", lambda path: list(UCIBowCorpus(path).iter_csr(64))),
+                       ("docword.txt", load_uci_bow), ("c.ldac", LDACCorpus)):
+        path = damaged / f"{kind}.{name}.gz"
+        with pytest.raises(ValueError, match=re.escape(f"{path}: corrupt gzip file ({error}")):
+            read(path)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_bytes_that_are_not_utf8_are_named_by_file_and_line(tmp_path, gzipped):
+    def save(name, data):
+        path = tmp_path / (name + ".gz" if gzipped else name)
+        path.write_bytes(gzip.compress(data) if gzipped else data)
+        return path
+
+    cases = [(lambda p: list(UCIBowCorpus(p).iter_csr(8)), "d.txt",
+              b"2\n3\n2\n1 1 2\n2 3 \xe9\n", 5, 0xE9),   # the body: while streaming
+             (UCIBowCorpus, "h.txt", b"2\n3\xff\n1\n1 1 2\n", 2, 0xFF),   # the header
+             (LDACCorpus, "c.ldac", b"1 0:2\n0\n1 1:1\x80\n", 3, 0x80),
+             (lambda p: UCIBowCorpus(tmp_path / "d.txt", p), "vocab.txt", b"a\nb\xc3(\nc\n",
+              2, 0xC3),
+             (UCIBowCorpus, "binary.dat", bytes(range(256)) * 4, 2, 0x80)]
+    (tmp_path / "d.txt").write_bytes(b"2\n3\n1\n1 1 2\n")
+    for read, name, data, line, byte in cases:
+        path = save(name, data)
+        with pytest.raises(ValueError, match=re.escape(f"{path}, line {line}: not UTF-8 text "
+                                                       f"(byte {byte:#04x})")):
+            read(path)
+
+
+def test_read_matrix_market_names_the_file_and_leaves_nothing_behind(counts, tmp_path,
+                                                                      monkeypatch):
+    """Its errors name the file, and scipy's reader is released before the file is closed:
+    no "Exception ignored ... I/O operation on closed file" (unraisable) after them."""
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    scipy.io.mmwrite(tmp_path / "c.mtx", counts)
+    packed = gzip.compress((tmp_path / "c.mtx").read_bytes())
+    (tmp_path / "c.mtx.gz").write_bytes(packed)
+    (tmp_path / "cut.mtx.gz").write_bytes(packed[:len(packed) // 2])
+    (tmp_path / "bytes.mtx").write_bytes(b"%%MatrixMarket matrix coordinate integer general\n"
+                                         b"2 2 1\n1 1 \xff\n")
+    for name in ("c.mtx", "c.mtx.gz"):
+        X = readers.read_matrix_market(tmp_path / name)
+        assert sp.isspmatrix_csr(X) and (X != counts).nnz == 0
+    for name, message in [("uci/docword.txt", "not a Matrix Market file (Line 1: Not a Matrix"),
+                          ("cut.mtx.gz", "truncated gzip file"),
+                          ("bytes.mtx", "not UTF-8 text (byte 0xff)")]:
+        path = tmp_path / name
+        if name.startswith("uci/"):
+            path.parent.mkdir()
+            save_uci_bow(counts, path)
+        with pytest.raises(ValueError, match=re.escape(f"{path}: {message}")):
+            readers.read_matrix_market(path)
+    gc.collect()
+    assert unraisable == []

@@ -9,8 +9,10 @@ failed call, ``fit`` included (bad data, or a parameter set to an absurd value),
 fitted model byte-identical (pickle). Bounded: 200 examples per test (derandomized: the same
 ones every run), tiny data, short chains; about 10 s in all.
 """
+import contextlib
 import pickle
 import re
+import signal
 
 import numpy as np
 import pandas as pd
@@ -412,3 +414,88 @@ def test_a_failed_fit_with_an_absurd_parameter_leaves_a_fitted_model_unchanged(
 def test_the_check_refuses_an_error_that_does_not_name_the_problem(message):
     with pytest.raises(AssertionError, match="does not name the problem"):
         check_error(ValueError(message), "step_size", "n_components")
+
+
+# ---------------------------------------------------------------- defaults on tiny inputs
+#: ``max_time`` of each fit below; a fit may overrun it by one step or iteration, and the
+#: start (validation, a DP mixture's pilot chain) is counted by the estimators that say so.
+TINY_BUDGET = 2.0
+#: A fit still running after this many seconds is taken for a hang and fails the test.
+HANG_SECONDS = 60
+TINY = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow])
+HUGE_COUNT = 2 ** 31
+
+
+@contextlib.contextmanager
+def hang_guard(seconds):
+    """Raise in the main thread if the block runs longer than ``seconds`` (SIGALRM)."""
+    def alarm(signum, frame):
+        raise AssertionError(f"the fit ran {seconds} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@st.composite
+def tiny_counts(draw):
+    """1-3 rows x 1-3 columns of counts: zeros, small counts and huge ones."""
+    rows, columns = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    cells = st.sampled_from([0, 0, 1, 2, 5, 10 ** 4, HUGE_COUNT])
+    return np.array(draw(st.lists(cells, min_size=rows * columns, max_size=rows * columns)),
+                    dtype=np.int64).reshape(rows, columns)
+
+
+@st.composite
+def tiny_regression(draw, classes):
+    """1-3 rows x 1-3 features of zeros, ordinary and huge values, and their targets."""
+    rows, columns = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    values = st.sampled_from([0.0, 0.0, 1.0, -2.5, 1e6, -1e9])
+    X = np.array(draw(st.lists(values, min_size=rows * columns, max_size=rows * columns)),
+                 dtype=float).reshape(rows, columns)
+    targets = st.sampled_from([0, 1]) if classes else values
+    return X, np.array(draw(st.lists(targets, min_size=rows, max_size=rows)), dtype=float)
+
+
+def fit_within_budget(model, *data):
+    """Fit ``model`` at its defaults (with ``max_time=TINY_BUDGET`` where it has one): it
+    returns, or raises an error that names the problem, long before ``HANG_SECONDS``."""
+    budget = "max_time" in model.get_params()
+    model.set_params(random_state=0, **({"max_time": TINY_BUDGET} if budget else {}))
+    try:
+        with hang_guard(HANG_SECONDS):
+            model.fit(*data)
+    except (ValueError, TypeError, MemoryError) as exc:
+        check_error(exc, "noise_variance", "y")
+        return None
+    if budget:
+        assert model.stop_reason_ in ("max_iter", "max_time", "converged")
+    return model
+
+
+@pytest.mark.slow
+@TINY
+@given(cls=st.sampled_from([SCIRLDA, SGRLDLDA, DPMixture]), X=tiny_counts())
+def test_count_models_at_their_defaults_finish_on_tiny_inputs(cls, X):
+    model = fit_within_budget(cls(), X)
+    if model is None:
+        assert X.sum() == 0 or X.max() == HUGE_COUNT
+        return
+    assert_finite(model.components_)
+    np.testing.assert_allclose(model.components_.sum(axis=1), 1.0)
+    assert_finite(model.transform(X) if cls is not DPMixture else model.predict_proba(X))
+
+
+@pytest.mark.slow
+@TINY
+@given(cls=st.sampled_from(REGRESSIONS), data=st.data())
+def test_regressions_at_their_defaults_finish_on_tiny_inputs(cls, data):
+    X, y = data.draw(tiny_regression(classes=cls is BayesianLogisticRegression))
+    model = fit_within_budget(cls(), X, y)
+    if model is not None:
+        assert_finite(regression_score(model, X))

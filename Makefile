@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.simplexsg-installed
 BUILD_INPUTS := pyproject.toml setup.py $(wildcard simplexsg/_ext/*.pyx simplexsg/_ext/*.pxd)
 
-.PHONY: demo test bench docs install clean
+.PHONY: demo test test-fast bench docs install clean
 
 install: $(STAMP)
 
@@ -22,6 +22,12 @@ $(STAMP): $(BUILD_INPUTS) | $(PY)
 # pytest exits 5 when it collects nothing; that is a failure here, never a pass.
 test: $(STAMP)
 	$(PY) -m pytest tests --durations=15 $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+# The development loop: every test but those marked slow (long statistical checks, the
+# estimator checks, Sphinx, Dask clusters, subprocesses). Under 90 s on 2 cores.
+test-fast: $(STAMP)
+	$(PY) -m pytest tests -m "not slow" -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 demo: $(STAMP)

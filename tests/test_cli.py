@@ -239,6 +239,7 @@ def test_help(command, capsys):
     assert capsys.readouterr().out.startswith(f"usage: simplexsg {command}".rstrip())
 
 
+@pytest.mark.slow
 def test_python_m_simplexsg_end_to_end(files, tmp_path):
     model = tmp_path / "m.joblib"
     fitted = python_m("fit", files / "texts", "-o", model, "-k", K, "--max-iter", 4,
@@ -251,6 +252,7 @@ def test_python_m_simplexsg_end_to_end(files, tmp_path):
     assert bad.stderr.strip().endswith("missing: no such file or folder")
 
 
+@pytest.mark.slow
 def test_python_m_damaged_files_print_one_line(files, tmp_path):
     """Only the message on stderr: no traceback, nor scipy's 'Exception ignored ... I/O
     operation on closed file' after it (its reader's wrapper outlived the file handle)."""
@@ -393,6 +395,7 @@ def test_resume_refuses_what_it_cannot_continue(files, uci_model, tmp_path, caps
     assert cut.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_python_m_ctrl_c_during_a_checkpointed_fit(files, tmp_path, capsys):
     """SIGINT to the program after its first checkpoint is written: the unfinished model is
     saved with one line on stderr, exit status 130; --resume continues it."""

@@ -23,6 +23,7 @@ def test_docs_sources_are_self_contained():
         assert "../shared" not in text, f"{page} refers to a path outside the repository"
 
 
+@pytest.mark.slow
 def test_docs_build_without_warnings(tmp_path):
     pytest.importorskip("sphinx")
     pytest.importorskip("numpydoc")

@@ -3,6 +3,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide"
 BLOCK = re.compile(r"^( *)\.\. code-block:: python\n\n((?:\1   .*\n|\n)+)", re.MULTILINE)
@@ -30,6 +31,7 @@ def test_your_own_text_page_runs_as_printed(capsys):
     assert 0 < c_v < 1 and u_mass < 0 and np.isfinite(u_mass)
 
 
+@pytest.mark.slow
 def test_quick_start_page_runs_as_printed(tmp_path, monkeypatch):
     """The quick start's three blocks: the first fit as printed; the overview and the pipeline
     on small data bound to the names they use."""

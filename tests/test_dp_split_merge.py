@@ -130,6 +130,7 @@ def moved(labelled):
     return moved_states(*labelled, ALPHA, seed=1)
 
 
+@pytest.mark.slow
 def test_one_move_leaves_the_labelled_posterior_invariant(labelled, moved):
     """States drawn from the exact posterior and moved once are still distributed by it:
     Pearson's chi-square over ~1,600 bins at level 1e-3. The move does move: 2-10% of the
@@ -144,6 +145,7 @@ def test_one_move_leaves_the_labelled_posterior_invariant(labelled, moved):
     assert 0.02 < accepted["split"] < 0.2 and 0.02 < accepted["merge"] < 0.2, accepted
 
 
+@pytest.mark.slow
 def test_the_invariance_check_has_power(labelled):
     """The same check rejects a move that targets another posterior (alpha 3 for 0.5)."""
     states, log_p = labelled

@@ -32,6 +32,7 @@ def mixture():
                                     random_state=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_recovers_known_mixture(mixture, sampler):
     """5 occupied components with >= 1% of the rows, adjusted Rand index >= 0.9; for SCIR and
@@ -95,6 +96,7 @@ def test_predict_proba_is_bayes_rule():
     del rng
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_reproducible_across_runs_and_threads(mixture, sampler):
     X = mixture[0][:600]
@@ -109,6 +111,7 @@ def test_reproducible_across_runs_and_threads(mixture, sampler):
     assert not np.array_equal(fits[0].theta_, different.theta_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_no_nan_at_extreme_sparsity(sampler):
     """base_concentration 1e-3: Gamma(1e-3) draws underflow in naive code (phi = 0, log 0) and
@@ -254,6 +257,7 @@ def test_empty_rows_are_allowed():
     (np.array([1, 2, 3]), "2D array"),
     ("counts", "2D array"),
 ])
+@pytest.mark.slow
 def test_bad_input_raises_and_keeps_the_fit(mixture, X, message):
     dp = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
     saved = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(dp).items()}
@@ -307,6 +311,7 @@ TINY_INPUTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["auto", "scir", "sgrld"])
 @pytest.mark.parametrize("name", TINY_INPUTS)
 def test_the_defaults_finish_on_tiny_inputs(sampler, name):
@@ -345,6 +350,7 @@ def test_every_fitted_attribute_is_documented(mixture):
     "check_estimator_sparse_array": "the check takes predict_proba for a classifier's",
     "check_estimator_sparse_matrix": "the check takes predict_proba for a classifier's",
 })
+@pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 

@@ -15,6 +15,8 @@ from simplexsg import _dask as dask_shards  # noqa: E402
 from simplexsg.datasets import make_multinomial_mixture  # noqa: E402
 from simplexsg.dpmixture import distributed as dask_dp  # noqa: E402
 
+pytestmark = pytest.mark.slow     # the module starts a Dask cluster
+
 N, D = 240, 2000
 STATE = ("theta_", "sticks_", "alpha_", "labels_", "n_iter_", "weights_", "components_")
 

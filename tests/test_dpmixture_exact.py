@@ -29,6 +29,7 @@ def gibbs_trace():
     return np.array([h["n_components"] for h in kept]), np.array([h["alpha"] for h in kept])
 
 
+@pytest.mark.slow
 def test_gibbs_matches_the_exact_posterior(gibbs_trace):
     """The distribution of the number of occupied clusters K, P(K <= 2) and P(K = k) for
     k = 2..6, and that of alpha, E[alpha], Var[alpha] and its CDF at its 10, 25, 50, 75 and 90%
@@ -50,6 +51,7 @@ def test_gibbs_matches_the_exact_posterior(gibbs_trace):
     assert max(deviations.values()) <= Z, {k: round(v, 2) for k, v in deviations.items()}
 
 
+@pytest.mark.slow
 def test_comparison_has_power_against_a_wrong_prior(gibbs_trace):
     """The same trace is rejected by a wide margin (24 to 39 standard errors over seeds 0-6)
     against the exact posterior under a Gamma(1, 2) prior for alpha instead of Gamma(1, 1)."""
@@ -64,6 +66,7 @@ ALPHA, ALPHA_PRIOR = 2.0, (1e6, 5e5)
 FULL_BATCH = {"scir": (0.1, 12_000, 1_000, 0.0), "sgrld": (0.003, 24_000, 2_000, 0.01)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", sorted(FULL_BATCH))
 def test_full_batch_sampler_matches_the_exact_posterior(sampler):
     """SCIR and SGRLD with batch_size = N (counts unscaled, no gradient noise) and a small step:
@@ -93,6 +96,7 @@ def test_full_batch_sampler_matches_the_exact_posterior(sampler):
     assert max(excess.values()) <= Z, {k: round(float(v), 2) for k, v in excess.items()}
 
 
+@pytest.mark.slow
 def test_full_batch_sgrld_with_random_alpha_matches_the_exact_posterior():
     """SGRLD at full batch, h = 0.003, alpha random (Gamma(1, 1) prior): P(K) and alpha's
     mean, variance and CDF at five quantiles within Z = 4.5 batch-means standard errors of the

@@ -37,6 +37,7 @@ def stop_at_iteration(stop, exc=KeyboardInterrupt):
     return move_then_stop
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
 def test_an_interrupted_fit_keeps_its_iterations_and_resumes_bit_for_bit(

@@ -18,6 +18,7 @@ def thirty():
     return X[:8000], X[8000:], labels[8000:], labels[:8000]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["auto", "scir"])
 def test_the_default_recovers_a_thirty_cluster_mixture(thirty, sampler):
     """With no other argument (the default, "auto": the exact sampler on 8,000 rows; and SCIR),
@@ -49,6 +50,7 @@ def test_auto_picks_the_exact_sampler_up_to_a_size(thirty, monkeypatch):
     assert DPMixture(total_samples=1000, random_state=0).partial_fit(X).sampler_ == "scir"
 
 
+@pytest.mark.slow
 def test_max_time_is_honoured_within_one_iteration(thirty):
     X = thirty[0]
     dp = DPMixture("scir", max_time=1.0, max_iter=10**6, init="random", evaluate_every=1,
@@ -60,6 +62,7 @@ def test_max_time_is_honoured_within_one_iteration(thirty):
     assert DPMixture("scir", max_iter=5, random_state=0).fit(X).stop_reason_ == "max_iter"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["scir", "gibbs"])
 def test_max_time_only_caps_the_default_length(thirty, monkeypatch, sampler):
     """``max_iter=None`` is the default length with or without ``max_time``, so a budget never
@@ -80,6 +83,7 @@ def test_max_time_only_caps_the_default_length(thirty, monkeypatch, sampler):
     assert never.stop_reason_ == "max_iter"
 
 
+@pytest.mark.slow
 def test_tol_stops_on_a_plateau_and_not_before(thirty):
     """The check scores every pass; ``n_iter_no_change`` scores without a relative gain of
     ``tol`` stop the fit. A tolerance of 1 (no score can gain that much) stops it after exactly

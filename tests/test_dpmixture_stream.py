@@ -28,6 +28,7 @@ def fit(corpus, **params):
         corpus)
 
 
+@pytest.mark.slow
 def test_the_shuffle_buffer_removes_the_bias_of_a_sorted_file(sorted_corpus):
     """A buffer holding the whole corpus (minibatches are random subsets) gives the in-memory
     fit's held-out score within 1% and its clusters (ARI >= 0.9); read in file order, each
@@ -82,6 +83,7 @@ def test_an_interrupted_streamed_fit_keeps_its_iterations(sorted_corpus, monkeyp
     assert model.labels_.shape == (200,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params, heldout_columns, message", [
     (dict(sampler="gibbs"), 100, "streamed corpus takes"),
     (dict(warm_start=True), 100, "warm_start"),

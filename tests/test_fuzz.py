@@ -25,9 +25,9 @@ from sklearn.base import clone
 from simplexsg import (SCIRLDA, SGRLDLDA, BayesianLinearRegression, BayesianLogisticRegression,
                        DPMixture)
 
-pytestmark = pytest.mark.filterwarnings(   # scikit-learn's, on inputs it accepts
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings(   # sklearn's, on inputs it accepts
     "ignore:A column-vector y was passed", "ignore:X has feature names",
-    "ignore:R.2 score is not well-defined")
+    "ignore:R.2 score is not well-defined")]
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 N_WORDS = 6
@@ -478,7 +478,6 @@ def fit_within_budget(model, *data):
     return model
 
 
-@pytest.mark.slow
 @TINY
 @given(cls=st.sampled_from([SCIRLDA, SGRLDLDA, DPMixture]), X=tiny_counts())
 def test_count_models_at_their_defaults_finish_on_tiny_inputs(cls, X):
@@ -491,7 +490,6 @@ def test_count_models_at_their_defaults_finish_on_tiny_inputs(cls, X):
     assert_finite(model.transform(X) if cls is not DPMixture else model.predict_proba(X))
 
 
-@pytest.mark.slow
 @TINY
 @given(cls=st.sampled_from(REGRESSIONS), data=st.data())
 def test_regressions_at_their_defaults_finish_on_tiny_inputs(cls, data):

@@ -286,6 +286,7 @@ def posterior_run(request):
     return case, sampler, chain, mean, var, se_mean, H
 
 
+@pytest.mark.slow
 def test_chain_matches_the_exact_posterior(posterior_run):
     case, sampler, chain, mean, var, se_mean, H = posterior_run
     h = sampler.step_size_

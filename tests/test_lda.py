@@ -93,6 +93,7 @@ def test_recovers_known_topics(synthetic, known_assignment_yardstick, estimator)
     assert ours / truth - 1 < 4 * (yardstick_ratio - 1), (ours / truth, yardstick_ratio)
 
 
+@pytest.mark.slow
 def test_scir_beats_sgrld_on_the_bundled_corpus():
     # The paper's Figure 3a at the default priors (alpha = beta = 0.1), each sampler with its
     # default step sizes and batch (67 documents), 25 passes = 75 steps; SCIR is lower on
@@ -458,6 +459,7 @@ def test_evaluation_history(synthetic):
     assert lda.history_[-1]["documents"] == 1200
 
 
+@pytest.mark.slow
 @parametrize_checks([LDA(), SCIRLDA(), SGRLDLDA(),
                      SCIRLDA(3, max_iter=2, n_gibbs=4, batch_size=10),
                      SGRLDLDA(3, max_iter=2, n_gibbs=4, batch_size=10)])

@@ -14,6 +14,8 @@ from simplexsg import LDA, SCIRLDA, SGRLDLDA  # noqa: E402
 from simplexsg.datasets import make_lda_corpus, save_uci_bow  # noqa: E402
 from simplexsg.lda import distributed as dask_lda  # noqa: E402
 
+pytestmark = pytest.mark.slow     # the module starts a Dask cluster
+
 K, W = 5, 2000
 
 

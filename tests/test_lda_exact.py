@@ -116,6 +116,7 @@ def test_the_corpus_is_what_the_docstring_says():
     assert X.shape == (6, W) and X.sum() == 16 and K ** X.sum() == 65_536
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step_size", [0.25, 1.0])
 def test_full_batch_exact_scheme_matches_the_enumerated_posterior(exact, step_size):
     mean, standard_error = chain_pair_moments(16_000, step_size)
@@ -123,6 +124,7 @@ def test_full_batch_exact_scheme_matches_the_enumerated_posterior(exact, step_si
     assert np.all(np.abs(z) < Z), np.round(z, 1)
 
 
+@pytest.mark.slow
 def test_the_comparison_rejects_a_topic_word_prior_5x_off(exact):
     # The same comparison, on chains of a quarter of the length, with the chain's beta 5x too
     # large and 5x too small: the largest |z| at 20,000 steps was 95 and 49, so ~47 and ~25

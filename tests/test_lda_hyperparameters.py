@@ -123,6 +123,7 @@ def model(**kwargs):
 # start (the exact step: -0.1, +0.0 sd): the tolerance (5.3 sd) does not detect that bias, it
 # guards against a larger one. Seeds: corpus 1, chain 0, where every fit recovers the topics
 # (another seed can leave two true topics merged, TV > 0.9, from some start).
+@pytest.mark.slow
 @pytest.mark.parametrize("local_topics, start", [("sample", 0.05), ("sample", 2.0),
                                                  ("mean", 0.05)])
 def test_learned_symmetric_alpha_matches_its_posterior(symmetric_case, local_topics, start):

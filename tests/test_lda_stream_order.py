@@ -43,6 +43,7 @@ def perplexities(fit):
                      for seed in SEEDS])
 
 
+@pytest.mark.slow
 def test_shuffle_buffer_removes_the_bias_of_a_sorted_file(sorted_corpus):
     X, X_test = sorted_corpus
     id2word = {i: str(i) for i in range(X.shape[1])}

@@ -376,6 +376,7 @@ def test_regression_bad_input_is_named(linear_data):
         model.predict(X[:, :2])
 
 
+@pytest.mark.slow
 @parametrize_checks([BayesianLogisticRegression(), BayesianLinearRegression()])
 def test_sklearn_estimator_checks(estimator, check):
     # The defaults, with no expected failure: check_regressors_no_decision_function fits

@@ -237,6 +237,7 @@ def lr_chain_moments():
             for i, (name, (est, integ, _)) in enumerate(CHAINS.items())}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CHAINS))
 def test_stationary_mean_and_covariance_match_the_lyapunov_solution(lr_chain_moments, name):
     assert_chain_moments(*lr_chain_moments[name], CHAINS[name][2]())

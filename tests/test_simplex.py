@@ -178,6 +178,7 @@ def test_scir_beats_tuned_sgrld_on_the_sparse_running_experiment():
     assert not diff_same > Z * se_same, (same.mean(), ks_sgrld.mean(), se_same)
 
 
+@pytest.mark.slow
 def test_scir_and_sgrld_agree_on_the_dense_running_experiment():
     # Paper Figure 2b: on a dense posterior the tuned samplers are close. Test: |difference of
     # mean KS| < Z se + DENSE_MARGIN (Z = 5, margin 0.0275). Measured over seeds 0-7: both
@@ -201,6 +202,7 @@ def test_rosenblatt_of_exact_dirichlet_draws_is_uniform():
     assert min(stats.kstest(u[:, j], "uniform").pvalue for j in range(u.shape[1])) > 1e-4 / 9
 
 
+@pytest.mark.slow
 def test_scir_survives_extreme_sparsity():
     # 10^5 steps at prior 1e-4 with zero counts in most coordinates: every row stays finite,
     # positive, normalisable, and its simplex value is a probability vector.

@@ -6,9 +6,7 @@ probability of order (alpha / (1 + alpha))^B = 6e-6, so the B^5 = 161,051 enumer
 carry all but ~3e-5 of the mass. The enumeration is checked against the partition posterior of
 ``tests/dp_exact.py`` (the DP's exchangeable partition probabilities: an independent formula).
 """
-import contextlib
 import itertools
-import signal
 
 import numpy as np
 import pytest
@@ -16,28 +14,13 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 
 from dp_exact import BETA6, X6, exact_dp_posterior
+from guards import hang_guard
 
 from simplexsg.dpmixture.split_merge import SplitMerge, log_labelled_prior
 
 X5, ALPHA, B = X6[:5], 0.5, 11
 #: Draws from the exact posterior, each moved once; the chi-square test's level.
 N_DRAWS, LEVEL = 60_000, 1e-3
-
-
-@contextlib.contextmanager
-def hang_guard(seconds):
-    """Fail the test, rather than hang it, if the block runs longer than ``seconds``
-    (SIGALRM, main thread)."""
-    def alarm(signum, frame):
-        raise AssertionError(f"still running after {seconds} s: it hangs")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def enumerate_labelled(X, alpha, base, n_labels):

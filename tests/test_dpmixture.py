@@ -20,7 +20,7 @@ from simplexsg.datasets import load_msweb, make_multinomial_mixture
 from simplexsg.dpmixture import estimator
 
 from sklearn_checks import parametrize_checks
-from test_dp_split_merge import hang_guard
+from guards import hang_guard
 
 SAMPLERS = ["scir", "sgrld", "gibbs"]
 

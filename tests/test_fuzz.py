@@ -9,10 +9,8 @@ failed call, ``fit`` included (bad data, or a parameter set to an absurd value),
 fitted model byte-identical (pickle). Bounded: 200 examples per test (derandomized: the same
 ones every run), tiny data, short chains; about 10 s in all.
 """
-import contextlib
 import pickle
 import re
-import signal
 
 import numpy as np
 import pandas as pd
@@ -21,6 +19,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
+
+from guards import hang_guard
 
 from simplexsg import (SCIRLDA, SGRLDLDA, BayesianLinearRegression, BayesianLogisticRegression,
                        DPMixture)
@@ -425,21 +425,6 @@ HANG_SECONDS = 60
 TINY = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 HUGE_COUNT = 2 ** 31
-
-
-@contextlib.contextmanager
-def hang_guard(seconds):
-    """Raise in the main thread if the block runs longer than ``seconds`` (SIGALRM)."""
-    def alarm(signum, frame):
-        raise AssertionError(f"the fit ran {seconds} s: it hangs")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @st.composite

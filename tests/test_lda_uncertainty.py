@@ -9,8 +9,8 @@ from scipy.signal import lfilter
 import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg.datasets import make_lda_corpus
-from simplexsg.lda.uncertainty import (align_topics, bulk_ess, fit_chains, split_rhat,
-                                       topic_word_intervals)
+from simplexsg.diagnostics import bulk_ess, split_rhat
+from simplexsg.lda.uncertainty import align_topics, fit_chains, topic_word_intervals
 
 K, W, ALPHA, BETA = 4, 100, 0.5, 0.1
 

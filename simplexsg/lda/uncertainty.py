@@ -7,11 +7,8 @@ from the kept topic samples, and independent chains with convergence diagnostics
 * ``align_topics(reference, topics)``: the permutation matching one fit's topics to another's,
   by the Hungarian algorithm (Kuhn 1955; ``scipy.optimize.linear_sum_assignment``) on the
   Hellinger distances between topics.
-* ``split_rhat(draws)``, ``bulk_ess(draws)``: rank-normalised split-R-hat and bulk effective
-  sample size (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, "Rank-normalization,
-  folding, and localization: an improved R-hat", Bayesian Analysis 16(2)).
 * ``fit_chains(estimator, X, n_chains)``: independent fits (clones with seeds spawned from the
-  estimator's ``random_state``), aligned to the first, with R-hat and ESS of scalar
+  estimator's ``random_state``), aligned to the first, with R-hat and ESS (``simplexsg.diagnostics``) of scalar
   summaries of their topic samples: each topic's entropy and, with ``X_heldout``, the
   held-out log likelihood per token.
 
@@ -23,12 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from scipy.special import ndtri
-from scipy.stats import rankdata
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .. import metrics
+from ..diagnostics import bulk_ess, split_rhat
 from .._random import seed_sequence
 from .inspection import _check_top_n, feature_names, top_word_ids
 
@@ -103,79 +99,6 @@ def align_topics(reference, topics):
                          f"{reference.shape} and {topics.shape}")
     _, permutation = linear_sum_assignment(hellinger_distances(reference, topics))
     return permutation
-
-
-def _split(draws):
-    """(M, N) draws as (2M, N // 2) half-chains (the middle draw of an odd N dropped)."""
-    draws = np.asarray(draws, dtype=np.float64)
-    if draws.ndim != 2 or draws.shape[1] < 4:
-        raise ValueError(f"draws must be (n_chains, n_draws) with n_draws >= 4, got shape "
-                         f"{draws.shape}")
-    if not np.isfinite(draws).all():
-        raise ValueError("draws must be finite")
-    half = draws.shape[1] // 2
-    return np.concatenate([draws[:, :half], draws[:, -half:]])
-
-
-def _rank_normalise(draws):
-    """Normal scores of the pooled ranks: ``Phi^-1((r - 3/8) / (S + 1/4))`` (Vehtari et al.
-    2021, eq. 14), average ranks for ties."""
-    ranks = rankdata(draws, method="average").reshape(draws.shape)
-    return ndtri((ranks - 0.375) / (draws.size + 0.25))
-
-
-def _variances(chains):
-    """(W, var_plus): the mean within-chain variance and the pooled estimate
-    ``(N - 1) / N W + B / N`` of the (M, N) ``chains``."""
-    n = chains.shape[1]
-    within = chains.var(axis=1, ddof=1).mean()
-    between = n * chains.mean(axis=1).var(ddof=1)
-    return within, (n - 1) / n * within + between / n
-
-
-def _rhat(chains):
-    within, var_plus = _variances(chains)
-    return float(np.sqrt(var_plus / within)) if within > 0 else (
-        1.0 if var_plus == 0 else float("inf"))
-
-
-def split_rhat(draws):
-    """Rank-normalised split-R-hat of draws (n_chains, n_draws), n_draws >= 4: the larger of
-    the bulk R-hat (rank-normalised half-chains) and the tail R-hat (the same of the draws
-    folded about their median), Vehtari et al. 2021, Section 4.2. About 1 when the chains
-    mix; they suggest requiring < 1.01."""
-    chains = _split(draws)
-    folded = np.abs(chains - np.median(chains))
-    return max(_rhat(_rank_normalise(chains)), _rhat(_rank_normalise(folded)))
-
-
-def _autocovariance(chains):
-    """(M, N) autocovariances of each chain at lags 0 .. N - 1 (by FFT, biased: divided by
-    N)."""
-    n = chains.shape[1]
-    centred = chains - chains.mean(axis=1, keepdims=True)
-    spectrum = np.fft.rfft(centred, n=2 * n, axis=1)
-    return np.fft.irfft(spectrum * np.conj(spectrum), n=2 * n, axis=1)[:, :n] / n
-
-
-def bulk_ess(draws):
-    """Bulk effective sample size of draws (n_chains, n_draws), n_draws >= 4: the ESS of the
-    rank-normalised half-chains, ``M N / tau`` with the autocorrelations combined across
-    chains and truncated by Geyer's initial monotone sequence (Vehtari et al. 2021,
-    Section 3.2 and eq. 10)."""
-    chains = _rank_normalise(_split(draws))
-    m, n = chains.shape
-    within, var_plus = _variances(chains)
-    if var_plus == 0:
-        return float(m * n)
-    rho = 1.0 - (within - _autocovariance(chains).mean(axis=0)) / var_plus
-    rho[0] = 1.0
-    pairs = rho[:n - n % 2].reshape(-1, 2).sum(axis=1)      # Geyer's P_k = rho_2k + rho_2k+1
-    ends = np.flatnonzero(pairs <= 0)
-    pairs = pairs[:ends[0] if ends.size else len(pairs)]
-    pairs = np.minimum.accumulate(pairs)                     # initial monotone sequence
-    tau = max(-1.0 + 2.0 * pairs.sum(), 1.0 / np.log10(m * n))
-    return float(m * n / tau)
 
 
 def topic_entropies(topics):

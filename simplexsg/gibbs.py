@@ -10,14 +10,13 @@ and the counts n_dk, n_kw averaged over the kept sweeps estimate their expectati
 p(z | words, phi, alpha). A stochastic-gradient step then uses
 ``a_hat = beta + (D / batch_size) * mean n_kw`` (Baker et al. 2018, Section 4.1).
 """
-import numbers
 from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._random import content_ids, document_streams
-from ._validation import check_n_jobs, check_nonnegative
+from ._validation import check_int, check_n_jobs, check_nonnegative
 from ._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps
 
 __all__ = ["TopicCounts", "Tokens", "csr_to_tokens", "fold_in", "gibbs_topic_counts",
@@ -134,12 +133,6 @@ def csr_to_tokens(X, n_jobs=1):
                                     data[:nnz].astype(np.int64, copy=False), X.shape[1], n_jobs))
 
 
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, doc_ids=None,
                        n_jobs=1, word_topic=True, last_sweep=False, assignments=None,
                        direct_margin=None):
@@ -201,11 +194,11 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
         global step adds ``(D / n_docs) * topic_word`` to those columns only, without a dense
         K x W array of zeros per minibatch.
     """
-    n_sweeps = _check_int("n_sweeps", n_sweeps, 1)
-    burn_in = _check_int("burn_in", burn_in, 0)
+    n_sweeps = check_int("n_sweeps", n_sweeps, 1)
+    burn_in = check_int("burn_in", burn_in, 0)
     if burn_in >= n_sweeps:
         raise ValueError(f"burn_in must be < n_sweeps; got burn_in={burn_in}, n_sweeps={n_sweeps}")
-    iteration = _check_int("iteration", iteration, 0)
+    iteration = check_int("iteration", iteration, 0)
     n_jobs = check_n_jobs(n_jobs)
 
     if not (isinstance(topics, np.ndarray) and topics.dtype in (np.float32, np.float64)):

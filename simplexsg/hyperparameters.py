@@ -84,7 +84,7 @@ documents and K = 100 topics on a loaded 2-core machine. Meant for the first min
 the end of each pass of burn-in. The first centre also moves the chain to it
 (as SGLD-CV starts at the centre); later ones do not, unless asked.
 
-**Step size** follows ``simplexsg.langevin``: h is the diffusion time of a step, drift
+**Step size** follows ``simplexsg.sgmcmc``: h is the diffusion time of a step, drift
 ``h * grad log pi`` and noise variance ``2 h``::
 
     u <- u + h * grad_est(u) + sqrt(2 h) * xi,      xi ~ N(0, I)

@@ -9,8 +9,9 @@ Step-size convention: ``h`` is the diffusion time of one step of
 ``d theta = (a - theta) dt + sqrt(2 theta) dW`` (the CIR process whose stationary law is
 Gamma(a, 1)). SCIR simulates that time exactly; SGRLD takes one Euler step of the same length,
 i.e. drift ``h * (...)`` and noise variance ``2 h theta``. This is the ``epsilon`` of the SCIR
-authors' code and ``epsilon / 2`` of Patterson & Teh (2013). In the Welling & Teh convention
-used by ``simplexsg.langevin`` (drift ``h/2 * grad``, noise variance ``h``), it is ``h_WT = 2 h``.
+authors' code and ``epsilon / 2`` of Patterson & Teh (2013). In Welling & Teh's convention
+(drift ``h/2 * grad``, noise variance ``h``) it is ``h_WT = 2 h``; ``simplexsg.sgmcmc`` uses
+this h.
 """
 import numpy as np
 

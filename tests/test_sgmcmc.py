@@ -633,16 +633,3 @@ def test_bad_find_centre_arguments_are_named():
         find_centre(LR_MODEL, GOOD, theta0=np.zeros((2, 2)))
     with pytest.raises(ValueError, match="call prepare"):
         ControlVariateGradient(np.zeros(2), 5)(LR_MODEL, GOOD, np.zeros(2))
-
-
-@pytest.mark.parametrize("alias, name", [("simplexsg.langevin", "sample"),
-                                         ("simplexsg.postprocess", "zv_estimate")])
-def test_deprecated_aliases_warn_and_still_work(alias, name):
-    import importlib
-    import sys
-
-    import simplexsg.sgmcmc
-    sys.modules.pop(alias, None)
-    with pytest.warns(DeprecationWarning, match="simplexsg.sgmcmc"):
-        module = importlib.import_module(alias)
-    assert getattr(module, name) is getattr(simplexsg.sgmcmc, name)

@@ -2,7 +2,7 @@
 from . import datasets, metrics, schedules, sgmcmc, simplex
 from .dpmixture import DPMixture
 from .lda import LDA, SCIRLDA, SGRLDLDA
-from .linear import BayesianLinearRegression, BayesianLogisticRegression
+from .sgmcmc.estimators import BayesianLinearRegression, BayesianLogisticRegression
 from .simplex import SCIR, SGRLD
 
 __version__ = "0.1.0.dev0"

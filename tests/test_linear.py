@@ -22,7 +22,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
-from simplexsg.linear import NOISE_FLOOR
+from simplexsg.sgmcmc.regression import NOISE_FLOOR
 
 from sklearn_checks import parametrize_checks
 from test_sgmcmc import kron_moment, minibatch_cov, stationary_cov
@@ -397,7 +397,7 @@ def test_divergence_stops_with_an_error_naming_the_step_size(breast_cancer):
 
 
 # ------------------------------------------------------------------------------------------
-# Accuracy of each sampler's defaults (simplexsg.linear module docstring)
+# Accuracy of each sampler's defaults (simplexsg.sgmcmc.regression module docstring)
 # ------------------------------------------------------------------------------------------
 
 def variance_and_se(theta):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-import simplexsg.linear as linear_module
+import simplexsg.sgmcmc.regression as linear_module
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
 
 FITTED = ("coef_samples_", "coef_", "intercept_", "step_size_", "burn_in_")

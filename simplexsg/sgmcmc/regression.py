@@ -1,4 +1,4 @@
-"""Bayesian linear and logistic regression sampled by the SGLD family, as sklearn estimators.
+"""The fitting shared by the Bayesian regression estimators (``simplexsg.sgmcmc.estimators``).
 
 Thin wrappers over ``simplexsg.sgmcmc`` (models, gradient estimators, integrators, ``sample``)
 and ``simplexsg.sgmcmc.zv`` (ZV). ``fit`` standardises the data (each column of X, and y for
@@ -65,20 +65,18 @@ import time
 import warnings
 
 import numpy as np
-from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import type_of_target
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator import array_digest, restore_on_error, write_checkpoint
-from ._random import seed_sequence
-from ._validation import check_checkpoint, check_finite, check_int, check_positive_scalar
-from .sgmcmc import (SGD, SGHMC, SGLD, ControlVariateGradient, LinearRegressionModel,
-                     LogisticRegressionModel, MinibatchGradient, find_centre, sample)
-from .sgmcmc.gradients import NoiseTrackingGradient, noise_estimate_from_aux
-from .sgmcmc.zv import zv_estimate
-
-__all__ = ["BayesianLogisticRegression", "BayesianLinearRegression"]
+from .._estimator import array_digest, restore_on_error, write_checkpoint
+from .._random import seed_sequence
+from .._validation import check_checkpoint, check_int, check_positive_scalar
+from .driver import sample
+from .gradients import (ControlVariateGradient, MinibatchGradient, NoiseTrackingGradient,
+                        noise_estimate_from_aux)
+from .integrators import SGD, SGHMC, SGLD
+from .standardise import Standardisation
+from .zv import zv_estimate
 
 SAMPLERS = ("sgld", "sgldcv", "sghmc", "sgd")
 
@@ -146,107 +144,6 @@ def _largest_hessian_eigenvalue(prior_precision, design, weights):
     return prior_precision + np.linalg.norm(root * design, 2) ** 2
 
 
-def _standardise(A, centred):
-    """(offset (k,), scale (k,), standardised A) for the columns of A (N, k), N >= 1: offset
-    the column means if ``centred``, else 0; scale the root mean square about the offset, or
-    for a column constant up to rounding (scale at most N eps of its largest |entry|) that
-    largest |entry| (1 for a column of zeros). Computed on A divided by its columns' largest
-    |entry|, so that nothing overflows."""
-    largest = np.max(np.abs(A), axis=0)
-    unit = np.where(largest > 0, largest, 1.0)
-    A = A / unit
-    offset = A.mean(axis=0) if centred else np.zeros(A.shape[1])
-    A -= offset
-    spread = np.sqrt(np.mean(A ** 2, axis=0))
-    spread = np.where(spread <= A.shape[0] * np.finfo(np.float64).eps, 1.0, spread)
-    return offset * unit, spread * unit, A / spread
-
-
-class _Standardisation:
-    """The affine map from the standardised problem the chain samples to the original scale.
-
-    Columns u_j = (x_j - x_offset_j) / x_scale_j and target z = (y - y_offset) / y_scale
-    (logistic: y_offset 0, y_scale 1). theta = (beta, b) maps to
-    ``coef = beta * y_scale / x_scale`` and ``intercept = y_offset + y_scale b - coef . x_offset``
-    (``b`` and ``y_offset`` are 0 without ``fit_intercept``, when the offsets are 0).
-    """
-
-    def __init__(self, X, y, fit_intercept, scale_y):
-        self.fit_intercept = bool(fit_intercept)
-        self.x_offset, self.x_scale, _ = _standardise(X, self.fit_intercept)
-        self.y_offset, self.y_scale = 0.0, 1.0
-        if scale_y:
-            offset, scale, _ = _standardise(y[:, None], self.fit_intercept)
-            self.y_offset, self.y_scale = float(offset[0]), float(scale[0])
-            if self.y_scale > np.sqrt(np.finfo(np.float64).max):
-                raise ValueError(f"y has entries up to {float(np.max(np.abs(y))):.3g}: its "
-                                 "variance, the noise variance's scale, overflows float64; "
-                                 "rescale y")
-        with np.errstate(over="ignore", invalid="ignore"):
-            ratio = self.y_scale / self.x_scale
-            finite = np.isfinite(ratio).all() and np.isfinite(ratio * self.x_offset).all()
-        if not finite:
-            raise ValueError(f"the scales of y ({self.y_scale:.3g}) and of the columns of X "
-                             f"({self.x_scale.min():.3g} to {self.x_scale.max():.3g}) are too "
-                             "far apart: the coefficients on the original scale overflow "
-                             "float64; rescale X or y")
-
-    def data(self, X, y):
-        """The standardised design (N, d [+ 1], with its column of ones) and target."""
-        U = (X - self.x_offset) / self.x_scale
-        if self.fit_intercept:
-            U = np.hstack([U, np.ones((len(U), 1))])
-        return U, (y - self.y_offset) / self.y_scale
-
-    def original(self, theta):
-        """(coef (..., d), intercept (...)) for standardised states theta (..., d [+ 1])."""
-        d = len(self.x_scale)
-        coef = theta[..., :d] * (self.y_scale / self.x_scale)
-        if not self.fit_intercept:
-            return coef, np.zeros(theta.shape[:-1])
-        return coef, self.y_offset + self.y_scale * theta[..., d] - coef @ self.x_offset
-
-
-class _FlatIntercept:
-    """Mixin for a ``simplexsg.sgmcmc`` Gaussian-prior model whose last coordinate (the
-    intercept) has a flat prior instead: its prior gradient is 0 and it is left out of the
-    log prior."""
-
-    def grad_log_prior(self, theta):
-        grad = super().grad_log_prior(theta)
-        grad[..., -1] = 0.0
-        return grad
-
-    def log_prior(self, theta):
-        return super().log_prior(np.asarray(theta, dtype=np.float64)[..., :-1])
-
-
-class _LinearModelFlatIntercept(_FlatIntercept, LinearRegressionModel):
-    def posterior(self, data):
-        """Exact posterior mean (d,) and covariance (d, d), the last coordinate flat."""
-        X, y = self.check_data(data)
-        precision = np.full(X.shape[1], float(self.prior_precision))
-        precision[-1] = 0.0
-        H = np.diag(precision) + self.noise_precision * X.T @ X
-        cov = np.linalg.inv(H)
-        return np.linalg.solve(H, self.noise_precision * X.T @ y), 0.5 * (cov + cov.T)
-
-
-class _LogisticModelFlatIntercept(_FlatIntercept, LogisticRegressionModel):
-    pass
-
-
-def _residual_variance(design, y):
-    """RSS / (N - p) of the least-squares fit of y (N,) on design (N, p)."""
-    n, p = design.shape
-    if n <= p:
-        raise ValueError("noise_variance=None estimates it from the least-squares "
-                         f"residuals, which needs more rows than columns: n_samples={n}, "
-                         f"{p} columns; pass noise_variance")
-    coef = np.linalg.lstsq(design, y, rcond=None)[0]
-    return float(np.sum((y - design @ coef) ** 2) / (n - p))
-
-
 _PARAMETERS = """\
     prior_scale : float, default 1.0
         Standard deviation of the Gaussian prior N(0, prior_scale^2) of every standardised
@@ -262,7 +159,7 @@ _PARAMETERS = """\
         are not posterior samples; a baseline). The last three start at theta = 0 on the
         standardised scale: coefficients 0 and, for the linear model, the intercept at y's
         mean.
-        Accuracy of each sampler's defaults: ``simplexsg.linear`` module docstring. "sgld"
+        Accuracy of each sampler's defaults: ``simplexsg.sgmcmc.regression`` module docstring. "sgld"
         warns at fit time: at the default step and batch its standard deviations are about
         sqrt(1 + 0.05 N / n) times the posterior's (2.5x at n = N / 100).
     step_size : float, default None
@@ -431,7 +328,7 @@ class _BayesianLinearModel(BaseEstimator):
                            "2018). Use sampler='sgldcv' (accurate at this cost) or 'sghmc', or "
                            "a larger batch_size with a smaller step_size: the variance factor "
                            "is about (1 + h Sigma_max / 2) / (1 - h L / 2) with Sigma_max = "
-                           f"{noise:.3g} and L = {L:.3g} (simplexsg.linear docstring)")
+                           f"{noise:.3g} and L = {L:.3g} (simplexsg.sgmcmc.regression docstring)")
         return (SGD(h) if self.sampler == "sgd" else SGLD(h)), message
 
     # ---------------------------------------------------------------- fitting
@@ -514,7 +411,7 @@ class _BayesianLinearModel(BaseEstimator):
                 delattr(self, name)                # the previous fit's
             # The scale of the parameters the chain samples: fixed for the chain's life, so a
             # resumed or continued chain keeps it.
-            self._scaling = _Standardisation(X, y, self.fit_intercept, self._SCALE_Y)
+            self._scaling = Standardisation(X, y, self.fit_intercept, self._SCALE_Y)
             self._centre = None
         n, d = X.shape
         n_kept = params["n_iter"] // params["thin"] - params["burn_in"] // params["thin"]
@@ -590,223 +487,3 @@ class _BayesianLinearModel(BaseEstimator):
         intercepts = getattr(self, "intercept_samples_", 0.0)
         for start in range(0, X.shape[0], _PREDICT_ROWS):
             yield X[start:start + _PREDICT_ROWS] @ self.coef_samples_.T + intercepts
-
-
-class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
-    __doc__ = f"""Binary Bayesian logistic regression sampled by SGLD-CV, SGLD, SGHMC or SGD.
-
-    P(y = classes_[1] | x) = sigmoid(x . coef + intercept). ``predict_proba`` averages the
-    sigmoid over the posterior samples (not the sigmoid of the posterior mean); ``predict``
-    picks the more probable class. ``zv`` changes ``coef_`` and ``intercept_`` only, not
-    ``predict_proba``. Step sizes and their defaults: ``simplexsg.linear`` module docstring.
-
-    **Prior**, on the standardised scale. ``fit`` standardises the columns of X,
-    ``u_j = (x_j - m_j) / s_j``, with m_j and s_j the mean and standard deviation of the
-    training column (``fit_intercept=False``: m_j = 0 and s_j its root mean square; a constant
-    column has s_j its largest |entry|, 1 if all 0). The model is
-    P(y = classes_[1] | u) = sigmoid(u . beta + b), with beta_j iid N(0, prior_scale^2) and the
-    intercept b flat (unpenalised, as in scikit-learn's linear models); on the original scale,
-    ``coef_j = beta_j / s_j`` a priori N(0, (prior_scale / s_j)^2) and the intercept flat.
-    Default prior_scale = 1, weakly informative whatever the units of X: a change of one
-    standard deviation in a feature a priori moves the log-odds by about 1 (rarely more than
-    2). With ``fit_intercept`` the posterior mode is the fit of
-    scikit-learn's ``make_pipeline(StandardScaler(), LogisticRegression(C=prior_scale**2))``
-    (whose intercept is unpenalised) on the original scale, and the results do not change (up
-    to rounding) when a column of X is shifted or multiplied by a positive number.
-
-    Parameters
-    ----------
-{_PARAMETERS}
-    Attributes
-    ----------
-{_ATTRIBUTES}    classes_ : (2,) the class labels, sorted; y = classes_[1] is the positive class.
-    """
-
-    def _validate_training_data(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        kind = type_of_target(y, input_name="y")
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(f"Unknown label type: {kind}; y must hold class labels, got "
-                             f"{np.unique(y)[:5]}")
-        self.classes_, y = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            raise ValueError("Only binary classification is supported: y must have exactly 2 "
-                             f"classes, got {len(self.classes_)} class(es): {self.classes_[:5]}")
-        return X, y.astype(np.float64)
-
-    _SCALE_Y = False
-
-    def _model(self, prior_precision, data):
-        cls = _LogisticModelFlatIntercept if self.fit_intercept else LogisticRegressionModel
-        return cls(prior_precision=prior_precision)
-
-    def _centre_of(self, model, data):
-        return find_centre(model, data)
-
-    def _curvature(self, model, eta):
-        """-d^2/d eta^2 log p(y | eta) at eta = x . theta, (N,); its supremum 1/4 for None."""
-        return 0.25 if eta is None else expit(eta) * expit(-eta)
-
-    def predict_proba(self, X):
-        """Posterior predictive probabilities of ``classes_``: the mean over the kept samples
-        theta_k of sigmoid(x . theta_k).
-
-        Parameters
-        ----------
-        X : array-like (n_samples, n_features)
-            Finite features (|X| up to 1e100).
-
-        Returns
-        -------
-        ndarray (n_samples, 2), rows summing to 1
-        """
-        X = self._validated(X)
-        p = np.concatenate([expit(eta).mean(axis=1) for eta in self._linear_predictor_samples(X)])
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """The more probable class under ``predict_proba`` (ties to classes_[0]).
-
-        Parameters
-        ----------
-        X : array-like (n_samples, n_features)
-            Finite features (|X| up to 1e100).
-
-        Returns
-        -------
-        ndarray (n_samples,) of ``classes_`` labels
-        """
-        positive = self.predict_proba(X)[:, 1] > 0.5
-        return self.classes_[positive.astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
-
-class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
-    __doc__ = f"""Bayesian linear regression sampled by SGLD-CV, SGLD, SGHMC or SGD.
-
-    y ~ N(x . coef + intercept, noise_variance). The posterior is Gaussian, known in closed
-    form, which makes this estimator a check of the samplers. ``predict`` is the
-    posterior-mean prediction ``X @ coef_ + intercept_`` (ZV-corrected if ``zv``). Step sizes
-    and their defaults: ``simplexsg.linear`` module docstring.
-
-    **Prior**, on the standardised scale. ``fit`` standardises the columns of X and y,
-    ``u_j = (x_j - m_j) / s_j`` and ``z = (y - m_y) / s_y``, with m and s the means and
-    standard deviations of the training columns and of y (``fit_intercept=False``: m = 0 and s
-    the root mean square; a constant column or y has s its largest |entry|, 1 if all 0). The
-    model is z ~ N(u . beta + b, noise_variance / s_y^2), with beta_j iid N(0, prior_scale^2)
-    and the intercept b flat (unpenalised, as in scikit-learn's linear models); on the
-    original scale, ``coef_j = beta_j s_y / s_j`` a priori N(0, (prior_scale s_y / s_j)^2) and
-    the intercept flat. Default prior_scale = 1, weakly informative whatever the units of X
-    and y: a change of one standard deviation in a feature a priori moves y by about one
-    standard deviation of y (rarely more than two). With ``fit_intercept`` the
-    posterior mode is the fit of scikit-learn's ``make_pipeline(StandardScaler(),
-    Ridge(alpha=noise_variance_ / (prior_scale s_y)^2))`` on the original scale, and with
-    ``noise_variance=None`` the results do not change (up to rounding) when a column of X or
-    y is shifted or multiplied by a positive number.
-
-    Parameters
-    ----------
-    noise_variance : float, default None
-        Variance of y around x . coef + intercept, in y's units squared, fixed while sampling.
-        None: the residual variance of the least-squares fit, RSS / (N - p), p the number of
-        columns (intercept included), but at least ``NOISE_FLOOR`` (1e-6) times s_y^2 (y's
-        variance; its mean square without ``fit_intercept``): a plug-in estimate, whose
-        uncertainty the posterior ignores. The floor keeps the posterior proper when the
-        least-squares fit is exact (residuals 0). Needs N > p.
-{_PARAMETERS}
-    Attributes
-    ----------
-{_ATTRIBUTES}    noise_variance_ : float, the noise variance used, in y's units squared.
-    """
-
-    def __init__(self, *, prior_scale=1.0, noise_variance=None, fit_intercept=True,
-                 sampler="sgldcv", step_size=None, batch_size=None, n_iter=2000, burn_in=None,
-                 thin=1, friction=None, zv=False, warm_start=False, checkpoint_every=None,
-                 checkpoint_path=None, random_state=None, verbose=0):
-        super().__init__(prior_scale=prior_scale, fit_intercept=fit_intercept, sampler=sampler,
-                         step_size=step_size, batch_size=batch_size, n_iter=n_iter,
-                         burn_in=burn_in, thin=thin, friction=friction, zv=zv,
-                         warm_start=warm_start, checkpoint_every=checkpoint_every,
-                         checkpoint_path=checkpoint_path, random_state=random_state,
-                         verbose=verbose)
-        self.noise_variance = noise_variance
-
-    def _validate_training_data(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        return X, check_finite("y", y)      # y_numeric lets strings through: refused here
-
-    _SCALE_Y = True
-
-    def _model(self, prior_precision, data):
-        y_scale = self._scaling.y_scale
-        if self.noise_variance is None:
-            variance = max(_residual_variance(*data), NOISE_FLOOR)
-        else:
-            given = check_positive_scalar("noise_variance", self.noise_variance)
-            with np.errstate(over="ignore", under="ignore", divide="ignore"):
-                variance = float(np.float64(given) / np.float64(y_scale) ** 2)
-            if not 0 < variance < np.inf or not 0 < 1 / variance < np.inf:
-                raise ValueError(f"noise_variance={given!r} is {variance:.3g} times the "
-                                 f"variance of y ({y_scale ** 2:.3g}), out of float64's range "
-                                 "on the standardised scale; pass a value nearer y's variance")
-        self.noise_variance_ = variance * y_scale ** 2
-        cls = _LinearModelFlatIntercept if self.fit_intercept else LinearRegressionModel
-        return cls(prior_precision=prior_precision, noise_precision=1.0 / variance)
-
-    def _centre_of(self, model, data):
-        """The exact posterior mode (= mean) of the Gaussian posterior."""
-        return model.posterior(data)[0]
-
-    def _curvature(self, model, eta):
-        """-d^2/d eta^2 log p(z | eta) = the noise precision on the standardised scale."""
-        return model.noise_precision
-
-    def predict(self, X, return_std=False):
-        """Posterior-mean prediction; with ``return_std``, also the posterior predictive
-        standard deviation sqrt(Var_k(x . theta_k) + noise_variance_).
-
-        Parameters
-        ----------
-        X : array-like (n_samples, n_features)
-            Finite features (|X| up to 1e100).
-        return_std : bool, default False
-
-        Returns
-        -------
-        ndarray (n_samples,), and with ``return_std`` a second ndarray (n_samples,)
-        """
-        X = self._validated(X)
-        mean = X @ self.coef_ + self.intercept_
-        if not return_std:
-            return mean
-        var = np.concatenate([eta.var(axis=1) for eta in self._linear_predictor_samples(X)])
-        return mean, np.sqrt(var + self.noise_variance_)
-
-    def score(self, X, y, sample_weight=None):
-        """Coefficient of determination R^2 of ``predict(X)`` against y (scikit-learn's
-        ``RegressorMixin.score``; NaN for fewer than 2 rows). y is checked first, so that its
-        errors name it: finite, and small enough that its sums of squares stay finite.
-
-        Parameters
-        ----------
-        X : array-like (n_samples, n_features)
-            Finite features (|X| up to 1e100).
-        y : array-like (n_samples,)
-            Finite targets.
-        sample_weight : array-like (n_samples,), optional
-
-        Returns
-        -------
-        float
-        """
-        y = check_finite("y", y)
-        limit = np.sqrt(np.finfo(np.float64).max / (4 * max(y.size, 1)))
-        largest = float(np.max(np.abs(y), initial=0.0))
-        if largest > limit:
-            raise ValueError(f"y has entries up to {largest:.3g}: above {limit:.3g} the sums of "
-                             "squares of R^2 overflow float64; rescale y")
-        return super().score(X, y, sample_weight)

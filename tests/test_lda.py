@@ -1,4 +1,5 @@
 """Tests of the LDA estimator: recovery of known topics, sklearn contract, inputs, reproducibility."""
+import inspect
 import pickle
 import warnings
 
@@ -10,6 +11,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import check_param_validation
 
 import simplexsg.lda.training as training
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
@@ -232,8 +235,11 @@ def test_scikit_learn_conventions(synthetic):
     assert SCIRLDA(5, max_iter=1, evaluate_every=-1).fit(X_train).history_ == []
     with pytest.raises(ValueError, match="SCIRLDA samples with 'scir'"):
         SCIRLDA(5, sampler="sgrld").fit(X_train)
-    assert "n_gibbs" in SCIRLDA.__doc__ and "max_time" in SGRLDLDA.__doc__
-    assert 'sampler : "sgrld"' in SGRLDLDA.__doc__ and 'sampler : "scir"' in SCIRLDA.__doc__
+    # the fixed-sampler classes document their sampler and send the reader to LDA for the rest
+    assert "n_gibbs" in LDA.__doc__ and "max_time" in LDA.__doc__
+    assert 'sampler : {"sgrld"}' in SGRLDLDA.__doc__ and 'sampler : {"scir"}' in SCIRLDA.__doc__
+    assert all("LDA : The parameters, fitted attributes and methods." in cls.__doc__
+               for cls in (SCIRLDA, SGRLDLDA))
     lda = SCIRLDA(5, max_iter=1).fit(X_train[:50])
     # what a DataFrame fit leaves (pandas is not a dependency)
     lda.feature_names_in_ = np.array([f"w{j}" for j in range(300)], dtype=object)
@@ -265,11 +271,52 @@ def test_bad_input_is_named(X, message):
     (dict(step_decay=2.0), "step_decay"),
     (dict(n_gibbs=10, gibbs_burn_in=10), "gibbs_burn_in"),
     (dict(batch_size=0), "batch_size"),
-    (dict(rao_blackwell="yes"), "rao_blackwell must be True or False"),
+    (dict(rao_blackwell="yes"), "'rao_blackwell' parameter of LDA must be an instance of 'bool'"),
+    (dict(n_components=True), "'n_components' parameter of LDA must be a number, not a bool"),
+    (dict(tol=False), "'tol' parameter of LDA must be a number, not a bool"),
 ])
 def test_bad_parameters_are_named(params, message):
     with pytest.raises(ValueError, match=message):
         LDA(**{"n_components": 2, "max_iter": 1, **params}).fit(np.ones((4, 3), dtype=int))
+
+
+@pytest.mark.parametrize("cls, sampler, other", [(SCIRLDA, "scir", "sgrld"),
+                                                  (SGRLDLDA, "sgrld", "scir")])
+def test_a_fixed_sampler_class_is_lda_with_that_sampler(synthetic, cls, sampler, other):
+    # scikit-learn reads the parameters from __init__'s signature: LDA's, but for the sampler
+    lda, fixed = (inspect.signature(c).parameters for c in (LDA, cls))
+    assert list(fixed) == list(lda) and fixed["sampler"].default == sampler
+    assert all(fixed[name] == p for name, p in lda.items() if name != "sampler")
+    model = cls(5, max_iter=1, random_state=0)
+    assert model.get_params() == {**LDA(5, max_iter=1, random_state=0).get_params(),
+                                  "sampler": sampler}
+    assert repr(model) == f"{cls.__name__}(max_iter=1, n_components=5, random_state=0)"
+    assert repr(clone(model)) == repr(model) and type(clone(model)) is cls
+    fitted = model.fit(synthetic[0])
+    as_lda = LDA(5, sampler=sampler, max_iter=1, random_state=0).fit(synthetic[0])
+    np.testing.assert_array_equal(fitted.components_, as_lda.components_)
+    restored = pickle.loads(pickle.dumps(fitted))
+    assert type(restored) is cls and restored.get_params() == fitted.get_params()
+    np.testing.assert_array_equal(restored.components_, fitted.components_)
+    # the sampler is a parameter (set_params takes it), fixed: another raises when fitting
+    unfitted = clone(model).set_params(sampler=other)
+    with pytest.raises(ValueError, match=f"{cls.__name__} samples with '{sampler}'; use "
+                                         f"LDA\\(sampler='{other}'\\)"):
+        unfitted.fit(synthetic[0])
+    with pytest.raises(ValueError, match=f"{cls.__name__} samples with '{sampler}'"):
+        cls(5, sampler=other).partial_fit(synthetic[0][:50])
+    with pytest.raises(ValueError, match=f"The 'sampler' parameter of {cls.__name__} must be"):
+        cls(5, sampler="gibbs").fit(synthetic[0])
+
+
+def test_parameters_are_validated_the_scikit_learn_way():
+    # every parameter has a constraint, and a value of a wrong type or outside its range
+    # raises scikit-learn's InvalidParameterError naming the parameter and the estimator
+    for cls in (LDA, SCIRLDA, SGRLDLDA):
+        check_param_validation(cls.__name__, cls())
+    with pytest.raises(InvalidParameterError, match="The 'n_gibbs' parameter of SGRLDLDA must "
+                                                    r"be an int in the range \[1, inf\)"):
+        SGRLDLDA(n_gibbs=0).fit(np.ones((4, 3), dtype=int))
 
 
 def test_transform_checks_the_vocabulary_size(synthetic):

@@ -94,4 +94,4 @@ def test_every_fitted_attribute_is_documented(corpus):
     documented = LDA.__doc__.split("Attributes\n    ----------")[1]
     missing = sorted(a for a in attributes if not re.search(rf"\b{a}(?!\w)", documented))
     assert not missing, f"undocumented fitted attributes: {missing}"
-    assert "vocabulary_" in SCIRLDA.__doc__
+    assert "LDA : The parameters, fitted attributes and methods." in SCIRLDA.__doc__

@@ -4,12 +4,14 @@ Each step takes a minibatch of documents, runs the local Gibbs kernel on their t
 with the topics fixed, and moves every topic row with SCIR or SGRLD using the estimated
 full-data counts ``(D / batch) * mean n_kw``. Modules:
 
-* ``estimator``: ``LDA``, ``SCIRLDA``, ``SGRLDLDA``, scikit-learn's face (parameters, input
-  checks, fitted state, inference);
+* ``estimator``: ``LDA``, ``SCIRLDA``, ``SGRLDLDA``, scikit-learn's face (parameters, fitted
+  state, ``fit``, inference), with ``validation`` (the parameters' checks), ``inputs`` (corpora
+  read and checked, memory checks) and ``fitted`` (the methods that read the fitted topics);
 * ``training``: the loop (minibatch source -> local step -> global step -> averaging);
 * ``local``: where the local step runs (an executor returning sparse counts);
 * ``topics``: the global step;
-* ``defaults``, ``monitor`` (the convergence check), ``run`` (a fit's resumable plan);
+* ``defaults`` (the defaults, resolved in one place), ``monitor`` (the convergence check),
+  ``run`` (a fit's resumable plan);
 * ``inspection`` (top words, gensim-style topic text, coherence), ``export`` (a gensim
   ``LdaModel``, pyLDAvis's inputs) and ``uncertainty`` (credible intervals of the top words,
   independent chains aligned and diagnosed): functions of a fitted model.

@@ -1,164 +1,168 @@
-"""The LDA estimator, scikit-learn's face of the model: parameters, input checks, fitted state,
-``fit`` / ``partial_fit`` (which run ``simplexsg.lda.training.Trainer``), and inference
-(``transform``, ``score``, ``perplexity``)."""
+"""The LDA estimator, scikit-learn's face of the model: parameters (checked by
+``simplexsg.lda.validation``, defaults from ``simplexsg.lda.defaults``), fitted state,
+``fit`` / ``partial_fit`` (which run ``simplexsg.lda.training.Trainer`` on the corpus
+``simplexsg.lda.inputs`` reads), and inference (``transform``, ``score``, ``perplexity``)."""
 import functools
-import inspect
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import metrics
 from .._estimator import first_partial_fit_total, restore_on_error
 from .._random import seed_sequence, substream
-from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
-                           check_tol, physical_memory)
+from .._validation import check_n_jobs
 from ..averaging import TailAverage, ThinnedTail
-from ..corpus import (BowStream, as_corpus, check_counts, check_token_memory, corpus_features,
-                      is_bow_corpus)
-from ..gibbs import AssignmentStore, fold_in, step_bytes_per_token
-from ..hyperparameters import DocTopicPriorSampler, GammaPrior
-from ..schedules import Polynomial
+from ..corpus import BowStream, is_bow_corpus
+from ..gibbs import AssignmentStore, fold_in
+from ..hyperparameters import DocTopicPriorSampler
 from ..simplex import to_simplex
-from . import distributed, export, inspection, uncertainty
-from .defaults import (DEFAULT_SWEEP_BURN_IN, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, MAX_PASSES,
-                       MIN_STEP_SIZE, SAMPLER_DEFAULTS, default_batch_size, default_passes)
+from . import distributed, inputs
+from .defaults import DEFAULT_SWEEPS, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, fit_length
+from .fitted import TopicMethods
 from .monitor import ConvergenceMonitor, monitor_documents
 from .run import FitRun, data_fingerprint
 from .training import EVAL, INIT, MONITOR, Trainer
+from .validation import CONSTRAINTS, check_params
+
 #: Parameters that a resumed fit may change (``LDA._result_params``).
 _RESUMABLE_PARAMS = {"n_jobs", "verbose", "warm_start", "checkpoint_every", "checkpoint_path",
                      "random_state", "max_time", "evaluate_every", "client"}
 
-_LEARN_ALPHA = {False: None, True: "symmetric", "symmetric": "symmetric",
-                "per_topic": "per_topic"}
 
-
-class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LDA(TopicMethods, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Latent Dirichlet allocation fitted by SCIR or SGRLD with a local Gibbs step.
+
+    Each step runs a Gibbs sampler on a minibatch's topic assignments with the topics fixed,
+    then moves every topic by the simplex sampler with the counts scaled to the corpus
+    (docs/guide/samplers.rst). A parameter left at None takes its default at the start of each
+    fit (``simplexsg.lda.defaults``). The measurements behind the defaults are in
+    docs/benchmarks/lda.rst, section "Why the defaults are what they are"; an entry below names
+    its subsection. ``SCIRLDA`` and ``SGRLDLDA`` are this class with ``sampler`` fixed.
 
     Parameters
     ----------
-    n_components : int, default 10
+    n_components : int >= 1, default 10
         Number of topics K.
     sampler : {"scir", "sgrld"}, default "scir"
-        Simplex sampler for the topics.
-    doc_topic_prior : float, default None (0.1)
+        Simplex sampler of the topics: SCIR (the stochastic Cox-Ingersoll-Ross process) or
+        SGRLD (Patterson & Teh 2013); docs/guide/samplers.rst.
+    doc_topic_prior : float > 0 or None, default None (0.1)
         Symmetric Dirichlet parameter alpha of the documents' topic proportions; with
-        ``learn_doc_topic_prior`` its starting value.
-    topic_word_prior : float, default None (0.1)
+        ``learn_doc_topic_prior``, its starting value.
+    topic_word_prior : float > 0 or None, default None (0.1)
         Symmetric Dirichlet parameter beta of the topics.
-    batch_size : int, default None
-        Documents per minibatch in ``fit`` (the last minibatch of a pass may be smaller).
-        None: ``max(50, ceil(D / 3))``: three steps per pass (``default_batch_size``; measured
-        in the LDA benchmarks, docs/benchmarks/lda.rst), at most 10,000
-        (``STREAM_MAX_BATCH``) for a streamed corpus, so that streaming memory is bounded.
-    step_size, step_offset, step_decay : float, default None (per sampler, ``SAMPLER_DEFAULTS``)
+    batch_size : int >= 1 or None, default None
+        Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None:
+        ``max(50, ceil(D / 3))``, three steps a pass, and at most 10,000
+        (``STREAM_MAX_BATCH``) for a streamed corpus, which bounds its memory. Measured in
+        docs/benchmarks/lda.rst, "Minibatches and sweeps".
+    step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
-        h is the diffusion time of a step (``simplexsg.simplex`` docstring). None: 2.0, 10 and
-        0.33 for SCIR; 0.1, 1000 and 0.6 for SGRLD.
-    n_gibbs : int, default 6
-        Gibbs sweeps per document per training step, after a sequential start or a warm
-        start (``transform`` and ``perplexity`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded).
-    gibbs_burn_in : int, default None (min(1, n_gibbs // 2))
-        Sweeps discarded before the counts are averaged.
-    max_iter : int, default None
-        Passes over the training documents in ``fit``, at most. None: 20 (``DEFAULT_PASSES``;
-        more if that makes fewer than 60 steps, ``MIN_STEPS``), ``max_time`` or not; with
-        ``tol``, up to 100 (``MAX_PASSES``), the check stopping the fit after those 20 passes
-        at the earliest.
-    burn_in : int, default None
-        Steps after which the topic samples are averaged into ``components_``. None: the
-        growing-block rule of ``simplexsg.averaging`` (``fit`` and ``partial_fit``): whenever
+        h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8
+        (``MIN_STEP_SIZE``: below, SCIR's Poisson rate overflows), step_offset > 0, step_decay
+        in [0, 1]. None: 2.0, 10 and 0.33 for SCIR; 0.1, 1000 and 0.6 for SGRLD. Measured in
+        docs/benchmarks/lda.rst, "Step sizes".
+    n_gibbs : int >= 1, default 6
+        Gibbs sweeps per document and training step, after a sequential start (or a warm start,
+        ``local_warm_start``). ``transform`` and ``score`` run ``FOLD_IN_SWEEPS`` = 100, 50
+        discarded. Measured in docs/benchmarks/lda.rst, "Minibatches and sweeps".
+    gibbs_burn_in : int in [0, n_gibbs) or None, default None
+        Sweeps discarded before the kept sweeps' counts are averaged. None:
+        ``min(1, n_gibbs // 2)``.
+    max_iter : int >= 1 or None, default None
+        Passes over the training documents in ``fit``, at most. None: 20 (``DEFAULT_PASSES``),
+        or more if that makes fewer than 60 steps (``MIN_STEPS``); with ``tol``, up to 100
+        (``MAX_PASSES``), the check stopping the fit after those 20 passes at the earliest.
+        Measured in docs/benchmarks/lda.rst, "How many passes".
+    burn_in : int >= 0 or None, default None
+        Steps of this fit after which the topics are averaged into ``components_``. None: the
+        growing-block rule of ``simplexsg.averaging`` (``fit`` and ``partial_fit``): wherever
         the chain stops, the average covers about its last third to five ninths, so
-        ``components_`` is an average at every step, not only at the end. Chosen over the
-        doubling rule (the last half to three quarters; the default before) in
-        ``benchmarks/lda_averaging.py``: the same final perplexity on the tuning corpora
-        (median ratio 0.999, range 0.993-1.003, 24 rows) and on the held-out ones (median
-        0.999, range 0.974-1.006, 40 rows), where the short documents of tweets, glosses and
-        dictionary entries gain 0.6-2.6% (their chains are still moving after 20 passes).
-    total_samples : int, default None
-        Corpus size D for the count scaling D / batch. None: the number of documents ``fit``
-        trains on; for a first ``partial_fit``, 10^6 with a warning (scikit-learn's default).
+        ``components_`` is an average at every step, not only at the end. Measured in
+        docs/benchmarks/lda.rst, "The averaging window".
+    total_samples : int >= 1 or None, default None
+        Corpus size D of the count scaling D / batch; at least the minibatch size. None: the
+        number of documents ``fit`` trains on; for a first ``partial_fit``, 10^6 with a
+        warning (scikit-learn's default).
     local_topics : {"mean", "sample"}, default "mean"
         Topics the local Gibbs step conditions on. "sample": the current sample, the paper's
-        SG-MCMC scheme; at full batch it is an exact Gibbs sampler of (topics, assignments)
-        only when one sweep's plain counts are handed on (``gibbs_burn_in = n_gibbs - 1``,
+        SG-MCMC scheme; at full batch an exact Gibbs sampler of (topics, assignments) only when
+        one sweep's plain counts are handed on (``gibbs_burn_in = n_gibbs - 1``,
         ``rao_blackwell=False``; tests/test_lda_exact.py): averaging several sweeps' counts,
-        as the default sweeps do, biases it measurably. "mean": the normalised conditional
-        mean of the last step, ``E[theta_t | theta_{t-1}, counts]`` (SCIR: ``theta e^-h +
-        (beta + counts)(1 - e^-h)``).
-        At small ``topic_word_prior`` the exact samples put most words near 1e-40 in most
-        topics, so the local step can never move a word to a new topic and the chain sticks; the
-        mean keeps every word reachable, like collapsed Gibbs' ``(n_kw + beta) / (n_k + W beta)``.
-        It is an approximation: the local step no longer conditions on a sample.
+        as the default sweeps do, biases it. "mean": the normalised conditional mean of the
+        last step, ``E[theta_t | theta_{t-1}, counts]`` (SCIR:
+        ``theta e^-h + (beta + counts)(1 - e^-h)``), an approximation (the local step no
+        longer conditions on a sample) that keeps every word reachable, like collapsed Gibbs'
+        ``(n_kw + beta) / (n_k + W beta)``: at small ``topic_word_prior`` the samples put most
+        words near 1e-40 in most topics and the chain sticks (docs/guide/samplers.rst).
     rao_blackwell : bool, default True
         How the local step's counts estimate each word's topics. A token's conditional is a
-        count part ``n_dk phi[k, w]`` and an alpha part ``alpha_k phi[k, w]``; with True, a
-        kept token drawn on topic k counts there with probability ``n_dk / (alpha_k + n_dk)``
-        (its other tokens on k), else its word's alpha count, which the global step spreads
-        over the topics by the alpha part's expected share ``alpha_k phi[k, w] / sum_j
-        alpha_j phi[j, w]``: the same expectation as the token's draw, less noise (the draw
-        over K topics is replaced by its mean). It matters where tokens often sit alone on
-        their topic: a third of them on documents of 8-13 tokens, 1-6% on long ones. False:
-        the plain counts of the draws.
+        count part ``n_dk phi[k, w]`` and an alpha part ``alpha_k phi[k, w]``. True: a kept
+        token drawn on topic k counts there with probability ``n_dk / (alpha_k + n_dk)`` (its
+        other tokens on k), else in its word's alpha count, which the global step spreads over
+        the topics by ``alpha_k phi[k, w] / sum_j alpha_j phi[j, w]``: the expectation of the
+        draws with less noise, not a draw of the assignments. False: the plain counts of the
+        draws. It matters where tokens often sit alone on their topic (short documents):
+        measured in docs/benchmarks/lda.rst, "The alpha part in expectation".
     learn_doc_topic_prior : {False, True, "symmetric", "per_topic"}, default False
-        Sample alpha too (True means "symmetric": one alpha shared by the topics; "per_topic":
-        one per topic). Each step, after the local Gibbs step, one SGLD-CV step of log alpha
-        (``simplexsg.hyperparameters.DocTopicPriorSampler``) uses the Dirichlet-multinomial
-        likelihood of the documents' doc-topic counts: every document visited so far keeps its
-        latest counts, those of the minibatch are replaced by their value after the LAST Gibbs
-        sweep (one draw of the assignments, not the average over the kept sweeps: the digamma
-        likelihood is non-linear in the counts and the average biases alpha up, ~40% in
-        ``tests/test_hyperparameters.py``), and the sum over documents is scaled to
+        Sample alpha too: True or "symmetric", one alpha shared by the topics; "per_topic", one
+        per topic. Each step, after the local Gibbs step, one SGLD-CV step of log alpha
+        (``simplexsg.hyperparameters.DocTopicPriorSampler``) on the Dirichlet-multinomial
+        likelihood of the documents' doc-topic counts: every document visited so far keeps
+        its latest counts, those of the minibatch replaced by their value after the LAST Gibbs
+        sweep (one draw of the assignments: the average over the kept sweeps would bias alpha
+        up, the likelihood being non-linear in the counts), the sum over documents scaled to
         ``total_samples`` D. The next local step uses the new alpha. The control variate's
-        centre is the posterior mode over the stored counts (a Newton optimisation), recomputed
-        with the chain moved to it after each of the first ``ALPHA_WARMUP_STEPS`` (5) steps and
-        after each pass over D documents while ``step < burn_in_`` (a fixed burn-in); under the
-        growing-block rule, recomputed after each pass without moving the chain.
-        Approximations: a document's stored counts were drawn under the topics and alpha of
-        its last visit (stale by up to a pass); with ``local_topics="mean"`` the topics are
-        conditional means, not samples; the step's Euler discretisation is not corrected
-        (h L = 0.1: ~2.6% on the posterior sd). See ``doc_topic_prior_`` for the estimate.
+        centre is the posterior mode over the stored counts (a Newton optimisation),
+        recomputed with the chain moved to it after each of the first ``ALPHA_WARMUP_STEPS``
+        (5) steps and after each pass over D documents while ``step < burn_in_`` (a fixed
+        burn-in); under the growing-block rule, recomputed after each pass without moving the
+        chain. Approximations: a document's stored counts were drawn under the topics and
+        alpha of its last visit (stale by up to a pass); with ``local_topics="mean"`` the
+        topics are conditional means, not samples; the step's Euler discretisation is not
+        corrected. Measured in docs/benchmarks/lda.rst, "Learning alpha". The estimate:
+        ``doc_topic_prior_``.
     doc_topic_prior_prior : (shape, rate), default (1.0, 1.0)
-        Gamma prior on alpha (each entry with "per_topic"); (1, 1) is an exponential of mean 1.
-        Used only with ``learn_doc_topic_prior``.
+        Gamma prior on alpha (on each entry with "per_topic"), shape and rate > 0; (1, 1) is
+        an exponential of mean 1. Used only with ``learn_doc_topic_prior``.
     local_warm_start : bool, default False
         With an in-memory corpus, start each document's local chain from its topic assignments
         at its last visit (4 bytes per token) instead of the sequential start. The sweeps are
-        the same exact kernel, so each visit targets the same law; the study found no gain
-        (docs/benchmarks/lda.rst). A streamed corpus always starts cold.
-    max_time : float, default None
+        the same exact kernel, so each visit targets the same law. A streamed corpus always
+        starts cold; not with a ``client``. No gain measured: docs/benchmarks/lda.rst, "Cold
+        local starts".
+    max_time : float > 0 or None, default None
         Training budget in seconds, a cap only: ``fit`` stops at the end of the first step
         that reaches it (so it overruns by less than one step), or at ``max_iter`` if that
         comes first: a budget never makes a fit longer (to train for the whole budget, also
-        give a large ``max_iter``); a step's time includes reading its minibatch
-        (a streamed corpus is parsed as it is read); evaluations (``evaluate_every``, the
-        convergence check) are not counted.
+        give a large ``max_iter``). A step's time includes reading its minibatch (a streamed
+        corpus is parsed as it is read); evaluations (``evaluate_every``, the convergence
+        check) are not counted.
     tol : float in [0, 1) or None, default None
-        Convergence check (None: none): after each pass, ``components_`` (the running posterior mean) are
-        scored by document completion (``simplexsg.metrics``; a cheaper Gibbs fold-in of 20
-        sweeps, with the same random streams each time, so that successive scores differ by
-        the model only) on the monitor documents: ``X_heldout`` when given, else a seeded
-        sample of training documents of at least ``min(MONITOR_TOKENS, MONITOR_FRACTION *
-        tokens)`` (20,000, 5%) tokens (a stream: its first documents up to 20,000 tokens). That
-        in-sample score (what scikit-learn's LDA follows for ``perp_tol``) says when the chain
-        has stopped moving, not when the held-out perplexity has: pass ``X_heldout`` for that.
-        ``fit`` stops once ``n_iter_no_change`` successive scores fail to beat the best one
-        before them by the fraction ``tol`` (``simplexsg.stopping.Plateau``). 1e-3 suits
-        corpora that converge slowly (many short documents: docs/benchmarks/lda.rst).
-    n_iter_no_change : int, default 3
+        Convergence check (None: none): after each pass, ``components_`` (the running
+        posterior mean) is scored by document completion (``simplexsg.metrics``; a cheaper
+        Gibbs fold-in of 20 sweeps, with the same random streams each time, so that successive
+        scores differ by the model only) on ``X_heldout`` when given, else on a seeded sample
+        of training documents of at least ``min(MONITOR_TOKENS, MONITOR_FRACTION * tokens)``
+        (20,000, 5%) tokens (a stream: its first documents up to 20,000 tokens). That
+        in-sample score says when the chain has stopped moving, not when the held-out
+        perplexity has: pass ``X_heldout`` for that. ``fit`` stops once ``n_iter_no_change``
+        successive scores fail to beat the best one before them by the fraction ``tol``
+        (``simplexsg.stopping.Plateau``). 1e-3 suits corpora that converge slowly (many short
+        documents): measured in docs/benchmarks/lda.rst, "How many passes".
+    n_iter_no_change : int >= 1, default 3
         Scores without progress before the convergence check stops ``fit``.
-    shuffle_buffer : int or None, default None
+    shuffle_buffer : int >= 0 or None, default None
         A streamed corpus only: documents held in a seeded shuffle buffer, so that its
         minibatches approximate random subsets of the corpus rather than runs of consecutive
-        documents (a file sorted by date or topic would otherwise bias each step's D / batch
-        estimate). Each pass reads blocks of ``batch_size`` documents into a pool and, once it
-        holds ``shuffle_buffer + batch_size``, draws a minibatch from it uniformly (the rest
-        leave in random order at the end of the pass). None: ``SHUFFLE_BATCHES`` (4)
-        minibatches; 0: file order. Memory: up to ``shuffle_buffer + 2 batch_size``
-        documents (60,000 with the defaults, whatever the corpus size).
+        documents (a file sorted by date or topic would bias each step's D / batch estimate).
+        Each pass reads blocks of ``batch_size`` documents into a pool and, once it holds
+        ``shuffle_buffer + batch_size``, draws a minibatch from it uniformly (the rest leave
+        in random order at the end of the pass). None: ``SHUFFLE_BATCHES`` (4) minibatches; 0:
+        file order. Memory: up to ``shuffle_buffer + 2 batch_size`` documents (60,000 with the
+        defaults, whatever the corpus size).
     dtype : numpy.float64 or numpy.float32, default numpy.float64
         Storage of the topic matrices (the gamma variables ``topic_state_``, the local topics,
         the running average and ``components_``); the arithmetic is float64 throughout.
@@ -174,14 +178,15 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         After a finished fit (or ``partial_fit``), ``fit`` continues the chain from its state
         for another ``max_iter`` passes, with a new average (``burn_in`` counts the steps of
         this fit). False: every ``fit`` starts a new chain.
-    checkpoint_every : int or None, default None
+    checkpoint_every : int >= 1 or None, default None
         Every so many steps of ``fit``, write the model to ``checkpoint_path`` (``joblib``,
         atomically: a temporary file renamed over the previous checkpoint). ``joblib.load``
         gives an interrupted model: ``.set_params(warm_start=True).fit(X)`` resumes it.
-    checkpoint_path : str or path-like, default None
+    checkpoint_path : str, path-like or None, default None
+        The checkpoint file, which ``checkpoint_every`` needs; checked writable before training.
     n_jobs : int or None, default 1
         Threads of the Gibbs kernel and the global step (joblib's convention: None is 1, -1 all
-        cores). Results do not depend on it.
+        cores; 0 is refused). Results do not depend on it.
     client : dask.distributed.Client or None, default None
         Run the local steps of ``fit`` on a Dask cluster (``pip install simplexsg[dask]``;
         ``simplexsg.lda.distributed``): the training documents stay on the workers, in shards
@@ -193,16 +198,17 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         (per-token state would live on the workers and die with one) or a streamed corpus (it
         is read by this process); ``partial_fit`` runs here (its minibatch is here). A pickled
         model keeps no client.
-    random_state : None, int, or numpy SeedSequence, Generator or RandomState
-        Every draw derives from it: same value and data, same result, bit for bit.
-    verbose : int, default 0
+    random_state : None, int >= 0, or numpy SeedSequence, Generator or RandomState, default None
+        Every draw derives from it: same value and data, same result, bit for bit. None: fresh
+        entropy; a Generator or RandomState gives one seed per new chain, drawn from it.
+    verbose : int >= 0, default 0
         1: a progress bar (needs tqdm); 2: also a line per evaluation.
-    evaluate_every : int, default 0
+    evaluate_every : int >= -1, default 0
         Steps between held-out perplexity evaluations recorded in ``history_`` (0 or -1:
         never).
-    n_topic_samples : int, default 0
+    n_topic_samples : int, 0 or >= 2, default 0
         Topic samples kept for posterior uncertainty (``topic_samples_``,
-        ``topic_word_intervals``; 0: none, else at least 2): normalised topic matrices
+        ``topic_word_intervals``; 0: none): normalised topic matrices
         ``topic_state_ / row sums`` (the chain's samples, not the local step's conditional
         means) from the averaging window, evenly spaced (``simplexsg.averaging.ThinnedTail``:
         between half of this number and this number in a window of that many steps). Memory:
@@ -210,31 +216,45 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    components_ : (K, W) posterior-mean topic-word probabilities, rows sum to 1: the average,
-        over the steps from ``burn_in_`` on, of the topics the local step used (the normalised
-        samples, or with ``local_topics="mean"`` the normalised conditional means of the
-        gamma variables: close to a Rao-Blackwellised average, not exactly one, as normalising
-        does not commute with the expectation). With no such step yet, the current topics.
-    topic_state_ : (K, W) current state of the sampler: positive gamma variables whose
-        normalised rows are the topics (the SCIR paper's theta; in the LDA literature theta
-        names the documents' proportions, which ``transform`` returns).
-    n_iter_ : complete passes over the data done by ``fit``; n_batch_iter_ : steps taken.
-    stop_reason_ : why ``fit`` stopped: "max_iter", "max_time", "converged", or
-        "interrupted" (an exception during training, Ctrl-C included).
-    interrupted_ : True while a fit is unfinished (after an interruption, in a checkpoint):
-        the model holds the state after its last completed step, ``components_`` consistent
-        with it, and ``warm_start=True`` resumes it.
-    training_seconds_ : seconds ``fit`` spent training, reading a streamed corpus included
-        (evaluations excluded).
-    monitor_history_ : list of dicts (step, perplexity) of the convergence check.
-    burn_in_ : the first step averaged into ``components_``.
-    batch_size_ : documents per minibatch of ``fit``; total_samples_ : the corpus size D.
-    n_documents_seen_ : documents passed through the local step.
-    history_ : list of dicts (step, documents, seconds, perplexity): every ``evaluate_every``
-        steps of ``fit``, the document-completion perplexity of ``components_`` so far on
-        ``X_heldout``, or on the training documents themselves when none is given (then an
-        in-sample figure; nothing for a stream without ``X_heldout``); seconds count training
-        only, not the evaluations.
+    components_ : ndarray (K, W) of ``dtype``, rows summing to 1
+        Posterior-mean topic-word probabilities: the average, over the steps from ``burn_in_``
+        on, of the topics the local step used (the normalised samples, or with
+        ``local_topics="mean"`` the normalised conditional means of the gamma variables: close
+        to a Rao-Blackwellised average, not exactly one, as normalising does not commute with
+        the expectation). With no such step yet, the current topics.
+    topic_state_ : ndarray (K, W) of ``dtype``
+        Current state of the sampler: positive gamma variables whose normalised rows are the
+        topics (the SCIR paper's theta; in the LDA literature theta names the documents'
+        proportions, which ``transform`` returns).
+    n_iter_ : int
+        Complete passes over the data done by ``fit``.
+    n_batch_iter_ : int
+        Steps taken.
+    stop_reason_ : str or None
+        Why ``fit`` stopped: "max_iter", "max_time", "converged", or "interrupted" (an
+        exception during training, Ctrl-C included).
+    interrupted_ : bool
+        True while a fit is unfinished (after an interruption, in a checkpoint): the model
+        holds the state after its last completed step, ``components_`` consistent with it, and
+        ``warm_start=True`` resumes it.
+    training_seconds_ : float
+        Seconds ``fit`` spent training, reading a streamed corpus included (evaluations
+        excluded).
+    monitor_history_ : list of dict
+        (step, perplexity) of each score of the convergence check.
+    burn_in_ : int
+        The first step averaged into ``components_``.
+    batch_size_ : int
+        Documents per minibatch of ``fit``.
+    total_samples_ : int
+        The corpus size D of the count scaling.
+    n_documents_seen_ : int
+        Documents passed through the local step.
+    history_ : list of dict
+        (step, documents, seconds, perplexity): every ``evaluate_every`` steps of ``fit``, the
+        document-completion perplexity of ``components_`` so far on ``X_heldout``, or on the
+        training documents themselves when none is given (then an in-sample figure; nothing
+        for a stream without ``X_heldout``); seconds count training only, not the evaluations.
     topic_word_prior_ : float
         The beta of the fit: ``topic_word_prior``, or 0.1 for None.
     vocabulary_ : (W,) object array or None
@@ -242,8 +262,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         the fit had none (``top_words`` then names words by column, or by
         ``feature_names_in_``).
     n_features_in_ : int
-        W, the vocabulary size; ``feature_names_in_`` : (W,) the column names of a pandas
-        data frame X (scikit-learn's convention), absent otherwise.
+        W, the vocabulary size.
+    feature_names_in_ : (W,) object array
+        The column names of a pandas data frame X (scikit-learn's convention); absent
+        otherwise.
     random_state_ : numpy SeedSequence
         The seed every draw of the chain derives from (from ``random_state``); a continued or
         resumed fit keeps it.
@@ -261,29 +283,35 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``(alpha + n_dk) / (n_d + sum(alpha))`` with n_dk document d's topic counts after the
         last Gibbs sweep of its last visit (one draw of its assignments, under the topics and
         alpha of that step) and alpha ``doc_topic_prior_``; a document not visited yet (a fit
-        stopped within its first pass) gets the prior mean. Rows follow X's. Stored as counts, 2
-        bytes per document and topic (4 if a document has 2^16 tokens or more); a step writes
-        its documents' rows last, so an interrupted step may have written them already, and
-        resuming it writes the same values. Not after ``partial_fit`` (its minibatches are not kept, so there are no
-        training documents to index) nor a streamed corpus (streamed because it is too large
-        to hold; its counts would grow with D): ``transform`` folds documents in.
+        stopped within its first pass) gets the prior mean. Rows follow X's. Stored as counts,
+        2 bytes per document and topic (4 if a document has 2^16 tokens or more); a step
+        writes its documents' rows last, so an interrupted step may have written them already,
+        and resuming it writes the same values. Not after ``partial_fit`` (its minibatches are
+        not kept, so there are no training documents to index) nor a streamed corpus
+        (streamed because it is too large to hold; its counts would grow with D):
+        ``transform`` folds documents in.
     topic_samples_ : (S, K, W) float32, or None
-        With ``n_topic_samples``, the kept topic samples (rows sum to 1); steps in
-        ``topic_sample_steps_`` (S,). Their spread is the chain's, including the minibatch
-        noise of the stochastic gradient: at full batch with ``local_topics="sample"``, one
-        kept sweep and ``rao_blackwell=False`` the chain is exact (``tests/test_lda_exact.py``).
+        With ``n_topic_samples``, the kept topic samples (rows sum to 1). Their spread is the
+        chain's, including the minibatch noise of the stochastic gradient: at full batch with
+        ``local_topics="sample"``, one kept sweep and ``rao_blackwell=False`` the chain is
+        exact (``tests/test_lda_exact.py``).
+    topic_sample_steps_ : (S,) int array, or None
+        The steps of ``topic_samples_``.
     """
+
+    _parameter_constraints = CONSTRAINTS
+    #: The sampler a subclass fixes (``SCIRLDA``, ``SGRLDLDA``); None: ``sampler`` chooses.
+    _fixed_sampler = None
 
     def __init__(self, n_components=10, *, sampler="scir", doc_topic_prior=None,
                  topic_word_prior=None, batch_size=None, step_size=None, step_offset=None,
-                 step_decay=None, n_gibbs=6, gibbs_burn_in=None, max_iter=None, burn_in=None,
-                 total_samples=None, local_topics="mean", rao_blackwell=True,
-                 learn_doc_topic_prior=False,
-                 doc_topic_prior_prior=(1.0, 1.0), local_warm_start=False, max_time=None,
-                 tol=None, n_iter_no_change=3, shuffle_buffer=None, dtype=np.float64,
-                 warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
-                 client=None, random_state=None, verbose=0, evaluate_every=0,
-                 n_topic_samples=0):
+                 step_decay=None, n_gibbs=DEFAULT_SWEEPS, gibbs_burn_in=None, max_iter=None,
+                 burn_in=None, total_samples=None, local_topics="mean", rao_blackwell=True,
+                 learn_doc_topic_prior=False, doc_topic_prior_prior=(1.0, 1.0),
+                 local_warm_start=False, max_time=None, tol=None, n_iter_no_change=3,
+                 shuffle_buffer=None, dtype=np.float64, warm_start=False,
+                 checkpoint_every=None, checkpoint_path=None, n_jobs=1, client=None,
+                 random_state=None, verbose=0, evaluate_every=0, n_topic_samples=0):
         self.n_components = n_components
         self.sampler = sampler
         self.doc_topic_prior = doc_topic_prior
@@ -317,95 +345,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.evaluate_every = evaluate_every
         self.n_topic_samples = n_topic_samples
 
-    # ---------------------------------------------------------------- parameters
     def _check_params(self):
-        """Validate the constructor parameters; return the resolved ones as a dict."""
-        if not isinstance(self.sampler, str) or self.sampler not in SAMPLER_DEFAULTS:
-            raise ValueError(f"sampler must be one of {sorted(SAMPLER_DEFAULTS)}, got {self.sampler!r}")
-        fixed = getattr(type(self), "_fixed_sampler", None)
-        if fixed is not None and self.sampler != fixed:
-            raise ValueError(f"{type(self).__name__} samples with {fixed!r}; use "
-                             f"LDA(sampler={self.sampler!r}) for another sampler")
-        defaults = SAMPLER_DEFAULTS[self.sampler]
-        if self.local_topics not in ("sample", "mean"):
-            raise ValueError(f"local_topics must be 'sample' or 'mean', got {self.local_topics!r}")
-
-        def resolved(name, value, default):
-            return check_positive_scalar(name, default if value is None else value)
-
-        n_gibbs = check_int("n_gibbs", self.n_gibbs)
-        gibbs_burn_in = (min(DEFAULT_SWEEP_BURN_IN, n_gibbs // 2) if self.gibbs_burn_in is None
-                         else self.gibbs_burn_in)
-        gibbs_burn_in = check_int("gibbs_burn_in", gibbs_burn_in, 0)
-        if gibbs_burn_in >= n_gibbs:
-            raise ValueError(f"gibbs_burn_in ({gibbs_burn_in}) must be < n_gibbs ({n_gibbs})")
-        kappa = defaults["step_decay"] if self.step_decay is None else self.step_decay
-        if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 <= kappa <= 1:
-            raise ValueError(f"step_decay must lie in [0, 1], got {kappa!r}")
-        step_size = resolved("step_size", self.step_size, defaults["step_size"])
-        if step_size < MIN_STEP_SIZE:
-            raise ValueError(f"step_size must be at least {MIN_STEP_SIZE:g}, got {step_size}: "
-                             "SCIR's Poisson rate theta e^-h / (1 - e^-h) would overflow")
-        params = dict(
-            n_components=check_int("n_components", self.n_components),
-            alpha=resolved("doc_topic_prior", self.doc_topic_prior, 0.1),
-            beta=resolved("topic_word_prior", self.topic_word_prior, 0.1),
-            schedule=Polynomial(step_size,
-                                resolved("step_offset", self.step_offset, defaults["step_offset"]),
-                                float(kappa)),
-            n_gibbs=n_gibbs,
-            gibbs_burn_in=gibbs_burn_in,
-            n_jobs=check_n_jobs(self.n_jobs),
-            evaluate_every=max(0, check_int("evaluate_every", self.evaluate_every, -1)),
-            max_time=(None if self.max_time is None
-                      else check_positive_scalar("max_time", self.max_time)),
-            n_iter_no_change=check_int("n_iter_no_change", self.n_iter_no_change),
-            n_topic_samples=check_int("n_topic_samples", self.n_topic_samples, 0),
-        )
-        if params["n_topic_samples"] == 1:
-            raise ValueError("n_topic_samples must be 0 or at least 2: a standard deviation "
-                             "needs two samples")
-        try:
-            params["dtype"] = np.dtype(self.dtype)
-        except TypeError:
-            params["dtype"] = None
-        if params["dtype"] not in (np.float32, np.float64):
-            raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {self.dtype!r}")
-        for name in ("rao_blackwell", "local_warm_start", "warm_start"):
-            value = getattr(self, name)
-            if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {value!r}")
-            params[name] = bool(value)
-        if self.client is not None and params["local_warm_start"]:
-            raise ValueError("local_warm_start keeps each token's topic between visits; with a "
-                             "client that state would live on the workers and be lost with "
-                             "one: use local_warm_start=False (the default)")
-        params["checkpoint_every"] = check_checkpoint(self.checkpoint_every,
-                                                      self.checkpoint_path)
-        params["checkpoint_path"] = self.checkpoint_path
-        params["tol"] = check_tol(self.tol)
-        learn = self.learn_doc_topic_prior
-        if isinstance(learn, (bool, np.bool_)):
-            learn = bool(learn)
-        elif not isinstance(learn, str):
-            learn = repr(learn)          # unhashable or other types: reported below
-        if learn not in _LEARN_ALPHA:
-            raise ValueError("learn_doc_topic_prior must be False, True, 'symmetric' or "
-                             f"'per_topic', got {self.learn_doc_topic_prior!r}")
-        params["learn_alpha"] = _LEARN_ALPHA[learn]
-        prior = self.doc_topic_prior_prior
-        if isinstance(prior, (str, bytes)) or not hasattr(prior, "__len__") or len(prior) != 2:
-            raise ValueError("doc_topic_prior_prior must be a pair (shape, rate) of a Gamma "
-                             f"prior on alpha, got {prior!r}")
-        try:
-            params["alpha_prior"] = GammaPrior(*prior)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"doc_topic_prior_prior (shape, rate): {exc}") from None
-        for name in ("batch_size", "max_iter", "burn_in", "total_samples", "shuffle_buffer"):
-            value = getattr(self, name)
-            params[name] = None if value is None else check_int(
-                name, value, 0 if name in ("burn_in", "shuffle_buffer") else 1)
-        return params
+        """The parameters validated and resolved (``simplexsg.lda.validation.check_params``)."""
+        return check_params(self)
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X, y=None, *, id2word=None, X_heldout=None):
@@ -436,11 +378,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        params, executor = self._check_params(), None
         if isinstance(X, distributed.CorpusShards) and self.client is not None:
             X = X.read(self.client)                 # the workers read the files
-        corpus, heldout = self._start_fit(X, id2word, X_heldout)
+        corpus, heldout = self._start_fit(X, id2word, X_heldout, params)
         in_sample = heldout is corpus
-        params, executor = self._check_params(), None
         if self.client is not None:
             if not isinstance(corpus, distributed.ShardedCorpus):
                 corpus = distributed.ShardedCorpus.scatter(self.client, corpus)
@@ -449,15 +391,15 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return self
 
     @restore_on_error
-    def _start_fit(self, X, id2word, X_heldout):
-        """Validate, then plan the fit in ``self._run`` (a ``FitRun``): a new chain, the
-        chain continued (``warm_start`` after a finished fit), or the interrupted fit resumed
-        (``warm_start`` with ``interrupted_``). Returns ``(corpus, heldout)``."""
-        params = self._check_params()
+    def _start_fit(self, X, id2word, X_heldout, params):
+        """Read the data, then plan the fit in ``self._run`` (a ``FitRun``) with the checked
+        ``params``: a new chain, the chain continued (``warm_start`` after a finished fit), or
+        the interrupted fit resumed (``warm_start`` with ``interrupted_``). Returns
+        ``(corpus, heldout)``."""
         resume = params["warm_start"] and getattr(self, "interrupted_", False)
         extend = params["warm_start"] and hasattr(self, "topic_state_") and not resume
-        corpus = self._read(X, id2word, reset=not (resume or extend))
-        heldout = self._read(X_heldout, None, reset=False) if X_heldout is not None else None
+        corpus = inputs.read(self, X, id2word, reset=not (resume or extend))
+        heldout = None if X_heldout is None else inputs.read(self, X_heldout, None, reset=False)
         if isinstance(heldout, BowStream):
             raise TypeError("X_heldout must be a matrix or a list of documents, not a stream")
         if self.client is not None and isinstance(corpus, BowStream):
@@ -482,13 +424,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                              "X_heldout")
         if isinstance(corpus, BowStream) and D is None:
             raise ValueError("a streamed corpus without len() needs total_samples")
-        batch_size = params["batch_size"] or default_batch_size(
-            D, streamed=isinstance(corpus, BowStream))
-        steps_per_pass = -(-(n_docs or D) // batch_size)
-        passes = params["max_iter"] or (MAX_PASSES if params["tol"] is not None
-                                         else default_passes(steps_per_pass))
+        batch_size, steps_per_pass, passes, min_passes = fit_length(
+            params["batch_size"], params["max_iter"], params["tol"], n_docs, D,
+            streamed=isinstance(corpus, BowStream))
         if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
-            _check_step_memory(corpus, batch_size, params)
+            inputs.check_step_memory(corpus, batch_size, params)
         if D < min(batch_size, n_docs or batch_size):
             raise ValueError(f"total_samples ({D}) is below batch_size ({batch_size}): the "
                              "minibatch counts would be scaled by D / batch < 1")
@@ -506,7 +446,6 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             seed, first_step, first_epoch = seed_sequence(self.random_state), 0, 0
             self._init_state(params, corpus_features=self.n_features_in_, seed=seed,
                              n_documents=D)
-        min_passes = 0 if params["max_iter"] else default_passes(steps_per_pass)
         self.burn_in_ = (None if params["burn_in"] is None     # TailAverage's growing blocks
                          else first_step + params["burn_in"])
         self._init_averages(params["n_topic_samples"])
@@ -520,7 +459,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self._assignments = (AssignmentStore(corpus) if params["local_warm_start"]
                              and not isinstance(corpus, BowStream) else None)
         self._doc_topic_counts = (None if isinstance(corpus, BowStream) else np.zeros(
-            (n_docs, params["n_components"]), dtype=_doc_topic_dtype(corpus)))
+            (n_docs, params["n_components"]), dtype=inputs.doc_topic_dtype(corpus)))
         self.stop_reason_, self.interrupted_, self.training_seconds_ = None, True, 0.0
         return corpus, self._evaluation_documents(corpus, heldout, params)
 
@@ -568,10 +507,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if first and id2word is None and is_bow_corpus(X):
             raise ValueError("a first partial_fit on bag-of-words documents needs id2word: the "
                              "vocabulary size cannot be read from one minibatch")
-        corpus = self._read(X, id2word, reset=first)
+        corpus = inputs.read(self, X, id2word, reset=first)
         if isinstance(corpus, BowStream):
             raise TypeError("partial_fit takes one minibatch: a matrix or a list of documents")
-        _check_step_memory(corpus, corpus.shape[0], params)
+        inputs.check_step_memory(corpus, corpus.shape[0], params)
         total = (first_partial_fit_total(params["total_samples"], "documents") if first
                  else self.total_samples_)
         if total < corpus.shape[0]:
@@ -595,59 +534,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             self._update_components()
         return self
 
-    def _read(self, X, id2word, reset):
-        """Validated corpus (CSR int64 or BowStream); sets n_features_in_ when ``reset``.
-
-        Raises on bad counts, an all-empty corpus when ``reset``, or a vocabulary size that
-        differs from the fitted one.
-        """
-        if not reset:
-            check_is_fitted(self, "n_features_in_")
-        if isinstance(X, distributed.CorpusShards):
-            raise TypeError("CorpusShards are read by the workers of a Dask client: "
-                            "LDA(client=...) only")
-        if id2word is None and reset and isinstance(X, distributed.ShardedCorpus):
-            id2word = X.id2word
-        if id2word is None and reset and is_bow_corpus(X):
-            id2word = getattr(X, "id2word", None)   # simplexsg.readers' corpora name words
-        n_features = len(id2word) if id2word is not None else (
-            None if reset else self.n_features_in_)
-        if id2word is not None and _empty_documents(X):       # documents, not 0 columns
-            X = np.zeros((len(X), n_features), dtype=np.int64)
-        if isinstance(X, distributed.ShardedCorpus):      # held by the workers, checked there
-            if not reset and X.shape[1] != n_features:
-                raise ValueError(f"the corpus has {X.shape[1]} words, but the model was "
-                                 f"fitted on {n_features}")
-            corpus = X
-            if reset:
-                self.n_features_in_ = X.shape[1]
-        elif is_bow_corpus(X):
-            declared = corpus_features(X)
-            if declared is not None and n_features is not None and declared != n_features:
-                raise ValueError(f"the corpus has {declared} words, but "
-                                 + (f"id2word has {n_features}" if reset else
-                                    f"the model was fitted on {n_features}"))
-            corpus = as_corpus(X, n_features)
-            if reset:
-                self.n_features_in_ = (corpus.n_features if isinstance(corpus, BowStream)
-                                       else corpus.shape[1])
-        else:  # sklearn's checks and messages first (feature count), then the counts'
-            corpus = check_counts(validate_data(self, X, accept_sparse="csr", reset=reset))
-        if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
-            if reset and corpus.sum() == 0:
-                raise ValueError("X has no tokens: every document is empty")
-        if reset:
-            if id2word is not None and len(id2word) != self.n_features_in_:
-                raise ValueError(f"id2word has {len(id2word)} words but X has "
-                                 f"{self.n_features_in_} columns")
-            if is_bow_corpus(X) and hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_          # a refit without column names
-            self.vocabulary_ = None if id2word is None else _vocabulary(id2word)
-        return corpus
-
     def _init_state(self, params, corpus_features, seed, n_documents):
         K, W = params["n_components"], corpus_features
-        _check_memory(K, W, params["dtype"].itemsize, params["n_topic_samples"])
+        inputs.check_memory(K, W, params["dtype"].itemsize, params["n_topic_samples"])
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
         init = np.random.default_rng(substream(seed, INIT))
@@ -732,7 +621,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             return distributed.transform_shards(self.client, self._read_shards(X),
                                                 self.components_, self.doc_topic_prior_,
                                                 **self._fold_in_options())
-        X = self._read(X, None, reset=False)
+        X = inputs.read(self, X, None, reset=False)
         if isinstance(X, BowStream):
             raise TypeError("transform takes a matrix or a list of documents, not a stream")
         return self._fold_in(self.components_, self.doc_topic_prior_, X)
@@ -752,7 +641,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _read_shards(self, X):
         """``CorpusShards`` X read by the client's workers: a ``ShardedCorpus`` of the fitted
         vocabulary size."""
-        return self._read(X.read(self.client), None, reset=False)
+        return inputs.read(self, X.read(self.client), None, reset=False)
 
     def perplexity(self, X):
         """Held-out perplexity of X by document completion (``simplexsg.metrics``): each
@@ -761,11 +650,10 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         The split and the fold-in are seeded per document by its content, so the value does
         not depend on the order of the rows, and every model is scored on the same split. It
-        is a Monte Carlo estimate: on the bundled corpus's 50 test documents (61,741 tokens),
-        K = 20, the fold-in's standard deviation over seeds is 0.04% of the perplexity and the
-        split's 0.8% (3518-3618 over 10 split seeds). Differences between models scored on the
-        same documents share the split; the split's error of an absolute figure shrinks with
-        the number of test documents, about as one over its square root.
+        is a Monte Carlo estimate (its spread over seeds is measured in
+        docs/benchmarks/lda.rst, "Fold-in and perplexity"). Differences between models scored
+        on the same documents share the split; the split's error of an absolute figure
+        shrinks with the number of test documents, about as one over its square root.
 
         Parameters
         ----------
@@ -801,7 +689,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 self.client, self._read_shards(X), self.components_, self.doc_topic_prior_,
                 **self._fold_in_options())
             return log_likelihood / n_tokens
-        X = self._read(X, None, reset=False)
+        X = inputs.read(self, X, None, reset=False)
         if isinstance(X, BowStream):
             raise TypeError("score and perplexity take a matrix or a list of documents, not a "
                             "stream: pass a sample of the corpus (e.g. list(islice(corpus, n)))")
@@ -809,105 +697,6 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         result = metrics.document_completion_score(self.components_, self.doc_topic_prior_,
                                                    observed, heldout, fold_in=self._fold_in)
         return result.log_likelihood / result.n_tokens
-
-    # ---------------------------------------------------------------- reading the topics
-    def top_words(self, n=10):
-        """Each topic's ``n`` most probable words with their probabilities
-        (``simplexsg.lda.inspection.top_words``).
-
-        Parameters
-        ----------
-        n : int, default 10
-
-        Returns
-        -------
-        list of K lists of (word, probability)
-            Most probable first; words from ``vocabulary_``, else ``feature_names_in_``, else
-            the column ids as strings.
-        """
-        return inspection.top_words(self, n)
-
-    def format_topics(self, n=10):
-        """The topics as text, one line per topic in gensim's ``print_topics`` format,
-        ``0: 0.025*"word" + ...``.
-
-        Parameters
-        ----------
-        n : int, default 10
-            Words per topic.
-
-        Returns
-        -------
-        str
-        """
-        return inspection.format_topics(self, n)
-
-    def coherence(self, X_or_texts, measure="u_mass", top_n=10, vocabulary=None):
-        """Coherence of each topic's ``top_n`` words by gensim's ``CoherenceModel``
-        (``simplexsg.lda.inspection.coherence``).
-
-        Parameters
-        ----------
-        X_or_texts : counts (n_docs, n_features) or a list of token lists
-            "u_mass" takes either; "c_v", "c_uci" and "c_npmi" need token lists.
-        measure : {"u_mass", "c_v", "c_uci", "c_npmi"}, default "u_mass"
-        top_n : int, default 10
-        vocabulary : sequence of str, optional
-            The words of the columns, if the model has none.
-
-        Returns
-        -------
-        Coherence
-            ``per_topic`` (K,) and ``mean``; higher is better.
-        """
-        return inspection.coherence(self, X_or_texts, measure, top_n, vocabulary)
-
-    def topic_word_intervals(self, n=10, level=0.9):
-        """Posterior mean, standard deviation and credible interval of each topic's ``n`` top
-        words' probabilities over the kept topic samples (``n_topic_samples``;
-        ``simplexsg.lda.uncertainty.topic_word_intervals``).
-
-        Parameters
-        ----------
-        n : int, default 10
-            Words per topic: the most probable under ``components_``.
-        level : float in (0, 1), default 0.9
-            Probability of the equal-tailed interval.
-
-        Returns
-        -------
-        TopicWordIntervals
-            (K, n) arrays ``word_ids``, ``words``, ``mean``, ``sd``, ``lower``, ``upper``;
-            ``level``; ``n_samples``.
-        """
-        return uncertainty.topic_word_intervals(self, n, level)
-
-    def to_gensim(self):
-        """The topics as a gensim ``LdaModel`` (``simplexsg.lda.export.to_gensim``): its
-        ``get_topics()`` equals ``components_``; ``get_document_topics``,
-        ``CoherenceModel(model=...)`` and ``save`` work.
-
-        Returns
-        -------
-        gensim.models.LdaModel
-        """
-        return export.to_gensim(self)
-
-    def pyldavis_data(self, X):
-        """The keyword arguments of ``pyLDAvis.prepare`` for the documents X
-        (``simplexsg.lda.export.pyldavis_data``; pyLDAvis is not a dependency).
-
-        Parameters
-        ----------
-        X : counts (n_docs, n_features) or a list of bag-of-words documents
-
-        Returns
-        -------
-        dict
-            ``topic_term_dists``, ``doc_topic_dists``, ``doc_lengths``, ``vocab``,
-            ``term_frequency``.
-        """
-        return export.pyldavis_data(self, X)
 
     def __getstate__(self):
         """Pickles (and checkpoints) keep no client: it is a live connection."""
@@ -921,99 +710,68 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-def _empty_documents(X):
-    """True if X is a non-empty list or tuple of empty documents (a bag-of-words corpus
-    without tokens, which array checks would read as a matrix of no columns)."""
-    return (isinstance(X, (list, tuple)) and len(X) > 0
-            and all(isinstance(doc, (list, tuple)) and not doc for doc in X))
+class SCIRLDA(LDA):
+    """``LDA(sampler="scir")``: LDA with the topics sampled by the stochastic CIR process.
 
+    The parameters, their defaults, the fitted attributes and the methods are those of
+    ``LDA``, documented there; this class fixes ``sampler``.
 
-def _vocabulary(id2word):
-    """The words of ``id2word`` (a gensim Dictionary, a mapping id -> word or a sequence) in
-    id order, as an object array; ValueError if a word has two ids (None, a mapping that
-    gives only the vocabulary size, names no word)."""
-    words = np.array([id2word[i] for i in range(len(id2word))], dtype=object)
-    first = {}
-    for i, word in enumerate(words):
-        if word is not None and first.setdefault(word, i) != i:
-            raise ValueError(f"id2word names {word!r} twice (ids {first[word]} and {i}): "
-                             "each word needs a single id")
-    return words
+    Parameters
+    ----------
+    sampler : {"scir"}, default "scir"
+        Fixed: another value raises ValueError in ``fit`` (``LDA(sampler="sgrld")`` samples
+        with SGRLD). The other parameters are ``LDA``'s.
 
-
-def _doc_topic_dtype(corpus):
-    """The dtype of ``doc_topic_``'s counts: uint16 when every document of an in-memory corpus
-    has fewer than 2^16 tokens, else int32."""
-    if isinstance(corpus, distributed.ShardedCorpus):
-        return np.int32
-    return np.uint16 if np.asarray(corpus.sum(axis=1)).max(initial=0) < 2 ** 16 else np.int32
-
-
-#: K x W arrays of the topic dtype alive at once at the peak of a step: the state and the local
-#: topics, old and new (the global step writes fresh arrays: a step cut half-way changes
-#: nothing), the average's previous sum, its current sum old and new, and components_.
-_TOPIC_MATRICES = 8
-#: Bytes per (topic, word) of the local step's per-word tables (f and the alpha sums, float64),
-#: built for the minibatch's words (at most W).
-_TABLE_BYTES = 16
-
-
-def _check_memory(n_topics, n_words, itemsize=8, n_samples=0):
-    """Refuse a topic matrix whose working set exceeds the machine's memory; warn above half.
-    ``itemsize``: bytes of the topic matrices' dtype; ``n_samples``: kept float32 topic
-    samples (``n_topic_samples``)."""
-    needed = ((_TOPIC_MATRICES * itemsize + _TABLE_BYTES + 4 * n_samples)
-              * float(n_topics) * n_words)
-    total = physical_memory()
-    if total is None:                                  # not a POSIX system: no check
-        return
-    message = (f"{n_topics} topics x {n_words} words need about {needed / 2**30:.1f} GB "
-               f"({_TOPIC_MATRICES} matrices of K x W at {itemsize} bytes, the local "
-               f"step's tables and {n_samples} topic samples), of {total / 2**30:.1f} GB")
-    if needed > total:
-        raise MemoryError(message + ": fewer topics, a smaller vocabulary or dtype=float32")
-    if needed > total / 2:
-        warnings.warn(message, UserWarning)
-
-
-def _check_step_memory(corpus, batch_size, params):
-    """Refuse an in-memory corpus (CSR) whose largest possible minibatch, its ``batch_size``
-    longest documents, the local step could not hold (``step_bytes_per_token``)."""
-    lengths = np.asarray(corpus.sum(axis=1), dtype=np.float64).ravel()
-    batch_size = min(batch_size, lengths.size)
-    lengths = np.partition(lengths, lengths.size - batch_size)[-batch_size:]
-    check_token_memory(lengths.sum(),
-                       step_bytes_per_token(params["n_gibbs"] - params["gibbs_burn_in"]),
-                       what=f"a minibatch of {batch_size} documents can hold",
-                       hint=": a smaller batch_size, or long documents split in parts")
-
-
-def _fixed_sampler_class(name, sampler, doc):
-    """A subclass of LDA whose ``sampler`` defaults to ``sampler``.
-
-    Its ``__init__`` carries LDA's explicit signature (only that default changes), which is what
-    scikit-learn's get_params, clone and estimator checks read.
+    See Also
+    --------
+    LDA : The parameters, fitted attributes and methods.
+    SGRLDLDA : The same model sampled by SGRLD.
     """
-    signature = inspect.signature(LDA.__init__)
-    signature = signature.replace(parameters=[
-        p.replace(default=sampler) if p.name == "sampler" else p
-        for p in signature.parameters.values()])
 
-    def __init__(self, *args, **kwargs):
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        LDA.__init__(*bound.args, **bound.kwargs)
-
-    __init__.__signature__ = signature
-    entry = '    sampler : {"scir", "sgrld"}, default "scir"\n        Simplex sampler for the topics.'
-    parameters = LDA.__doc__.split("\n\n", 1)[1]
-    parameters = parameters.replace(entry, f'    sampler : "{sampler}"\n        Fixed for this '
-                                           "class; ``LDA(sampler=...)`` takes the others.")
-    return type(name, (LDA,), {"__init__": __init__, "__module__": __name__,
-                               "__doc__": doc + "\n\n" + parameters, "_fixed_sampler": sampler})
+    _fixed_sampler = "scir"     # LDA.__init__ already defaults to it
 
 
-SCIRLDA = _fixed_sampler_class(
-    "SCIRLDA", "scir", "``LDA(sampler='scir')``: topics sampled by the stochastic CIR process.")
-SGRLDLDA = _fixed_sampler_class(
-    "SGRLDLDA", "sgrld", "``LDA(sampler='sgrld')``: topics sampled by SGRLD (Patterson & Teh 2013).")
+class SGRLDLDA(LDA):
+    """``LDA(sampler="sgrld")``: LDA with the topics sampled by SGRLD (Patterson & Teh 2013).
+
+    The parameters, their defaults, the fitted attributes and the methods are those of
+    ``LDA``, documented there; this class fixes ``sampler``.
+
+    Parameters
+    ----------
+    sampler : {"sgrld"}, default "sgrld"
+        Fixed: another value raises ValueError in ``fit`` (``LDA(sampler="scir")`` samples
+        with SCIR). The other parameters are ``LDA``'s.
+
+    See Also
+    --------
+    LDA : The parameters, fitted attributes and methods.
+    SCIRLDA : The same model sampled by SCIR.
+    """
+
+    _fixed_sampler = "sgrld"
+
+    # LDA's signature with sampler="sgrld": scikit-learn reads the parameters and their
+    # defaults from it (tests/test_lda.py checks the two agree).
+    def __init__(self, n_components=10, *, sampler="sgrld", doc_topic_prior=None,
+                 topic_word_prior=None, batch_size=None, step_size=None, step_offset=None,
+                 step_decay=None, n_gibbs=DEFAULT_SWEEPS, gibbs_burn_in=None, max_iter=None,
+                 burn_in=None, total_samples=None, local_topics="mean", rao_blackwell=True,
+                 learn_doc_topic_prior=False, doc_topic_prior_prior=(1.0, 1.0),
+                 local_warm_start=False, max_time=None, tol=None, n_iter_no_change=3,
+                 shuffle_buffer=None, dtype=np.float64, warm_start=False,
+                 checkpoint_every=None, checkpoint_path=None, n_jobs=1, client=None,
+                 random_state=None, verbose=0, evaluate_every=0, n_topic_samples=0):
+        super().__init__(
+            n_components, sampler=sampler, doc_topic_prior=doc_topic_prior,
+            topic_word_prior=topic_word_prior, batch_size=batch_size, step_size=step_size,
+            step_offset=step_offset, step_decay=step_decay, n_gibbs=n_gibbs,
+            gibbs_burn_in=gibbs_burn_in, max_iter=max_iter, burn_in=burn_in,
+            total_samples=total_samples, local_topics=local_topics, rao_blackwell=rao_blackwell,
+            learn_doc_topic_prior=learn_doc_topic_prior,
+            doc_topic_prior_prior=doc_topic_prior_prior, local_warm_start=local_warm_start,
+            max_time=max_time, tol=tol, n_iter_no_change=n_iter_no_change,
+            shuffle_buffer=shuffle_buffer, dtype=dtype, warm_start=warm_start,
+            checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path, n_jobs=n_jobs,
+            client=client, random_state=random_state, verbose=verbose,
+            evaluate_every=evaluate_every, n_topic_samples=n_topic_samples)

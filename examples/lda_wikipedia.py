@@ -17,7 +17,7 @@ from simplexsg import SCIRLDA
 from simplexsg._optional import pyplot
 from simplexsg._validation import check_output_path
 from simplexsg.datasets import load_wiki_sample
-from simplexsg.plotting import plot_perplexity, plot_topic_uncertainty
+from simplexsg.lda.plots import plot_perplexity, plot_topic_uncertainty
 
 
 def save(fig, path):

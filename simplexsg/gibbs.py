@@ -43,7 +43,7 @@ class TopicCounts(NamedTuple):
         Each document's n_dk after its last sweep: one draw of the counts (integers, row d
         summing to the length of document d), where ``doc_topic`` is an average. None unless
         ``last_sweep=True``. A function of the doc-topic prior's likelihood that is non-linear
-        in the counts (``simplexsg.hyperparameters``) needs a draw: by Fisher's identity a
+        in the counts (``simplexsg.lda.alpha``) needs a draw: by Fisher's identity a
         draw from p(z | words) gives an unbiased gradient, the average does not.
     assignments : int32 (n_tokens,), or None
         Each token's topic after the last sweep, tokens in ``csr_to_tokens`` order (document

@@ -24,7 +24,7 @@ from scipy.special import gammaln
 from scipy.stats import dirichlet_multinomial
 
 from simplexsg.gibbs import gibbs_topic_counts
-from simplexsg.hyperparameters import (STEP_SCALE, DocTopicPriorSampler, GammaPrior,
+from simplexsg.lda.alpha import (STEP_SCALE, DocTopicPriorSampler, GammaPrior,
                                        LogNormalPrior, doc_grad, doc_log_lik, sum_hessian)
 
 Z = 5.0

@@ -541,7 +541,7 @@ def test_global_step_refuses_a_step_too_small_for_the_state():
     (1 - e^-h) above 1e17 is refused, naming the step size, where the shape is below 1 (only
     there is a Poisson drawn: with beta >= 1 the same step is taken)."""
     import scipy.sparse as sparse
-    from simplexsg.lda.topics import LocalCounts, step_topics
+    from simplexsg.lda.global_step import LocalCounts, step_topics
     theta = np.full((2, 3), 1e3)
     counts = LocalCounts(sparse.csr_array((3, 2), dtype=np.int64), 1, 1)
     kwargs = dict(beta=0.1, scale=1.0, sampler="scir", local_mean=True,

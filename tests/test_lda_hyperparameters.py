@@ -31,7 +31,7 @@ from scipy.special import digamma, gammaln
 
 from simplexsg import LDA, SCIRLDA
 from simplexsg.datasets import make_lda_corpus
-from simplexsg.hyperparameters import STEP_SCALE, DocTopicPriorSampler
+from simplexsg.lda.alpha import STEP_SCALE, DocTopicPriorSampler
 
 Z = 5.0
 TRUE_ALPHA = 0.3

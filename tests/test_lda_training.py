@@ -234,7 +234,7 @@ def test_global_step_has_the_exact_scir_moments_and_local_topics():
     beta + scale * counts), within 5 standard errors (the variance's from the fourth moment);
     the local topics are the normalised conditional mean, exactly; the average adds them."""
     import scipy.sparse as sparse
-    from simplexsg.lda.topics import LocalCounts, step_topics
+    from simplexsg.lda.global_step import LocalCounts, step_topics
     rng = np.random.default_rng(0)
     theta = rng.gamma(1.0, size=(3, 6)) + 0.01
     word_topic = np.zeros((6, 3), dtype=np.int64)
@@ -267,7 +267,7 @@ def test_global_step_spreads_the_alpha_part_by_its_expected_topics(sampler):
     its drift also holds the row's total count) match the dense computation to 1e-12."""
     import scipy.sparse as sparse
     from simplexsg._ext._global_step import global_step
-    from simplexsg.lda.topics import LocalCounts, step_topics
+    from simplexsg.lda.global_step import LocalCounts, step_topics
     rng = np.random.default_rng(1)
     theta = rng.gamma(1.0, size=(3, 6)) + 0.01
     topics = rng.dirichlet(np.ones(6), size=3)

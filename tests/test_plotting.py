@@ -4,7 +4,8 @@ import builtins
 import numpy as np
 import pytest
 
-from simplexsg import SCIRLDA, plotting
+from simplexsg import SCIRLDA
+from simplexsg.lda import plots as plotting
 from simplexsg.datasets import make_lda_corpus
 
 pytest.importorskip("matplotlib")

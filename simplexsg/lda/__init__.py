@@ -9,12 +9,14 @@ full-data counts ``(D / batch) * mean n_kw``. Modules:
   read and checked, memory checks) and ``fitted`` (the methods that read the fitted topics);
 * ``training``: the loop (minibatch source -> local step -> global step -> averaging);
 * ``local``: where the local step runs (an executor returning sparse counts);
-* ``topics``: the global step;
+* ``global_step``: SCIR or SGRLD on every topic row; ``alpha``: the SGLD-CV sampler of the
+  doc-topic prior (``learn_doc_topic_prior``);
 * ``defaults`` (the defaults, resolved in one place), ``monitor`` (the convergence check),
   ``run`` (a fit's resumable plan);
 * ``inspection`` (top words, gensim-style topic text, coherence), ``export`` (a gensim
   ``LdaModel``, pyLDAvis's inputs) and ``uncertainty`` (credible intervals of the top words,
-  independent chains aligned and diagnosed): functions of a fitted model.
+  independent chains aligned and diagnosed), ``plots`` (matplotlib figures): functions of a
+  fitted model.
 """
 from .estimator import LDA, SCIRLDA, SGRLDLDA
 

@@ -42,7 +42,7 @@ from .._random import content_ids, document_streams
 from ..corpus import check_counts
 from ..gibbs import csr_to_tokens, sweep_tokens
 from ..readers import UCIBowCorpus, _read_vocabulary
-from .topics import LocalCounts
+from .global_step import LocalCounts
 
 #: Documents per block when a worker reads a file.
 READ_BLOCK = 10_000

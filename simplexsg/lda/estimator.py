@@ -16,7 +16,7 @@ from .._validation import check_n_jobs
 from ..averaging import TailAverage, ThinnedTail
 from ..corpus import BowStream, is_bow_corpus
 from ..gibbs import AssignmentStore, fold_in
-from ..hyperparameters import DocTopicPriorSampler
+from .alpha import DocTopicPriorSampler
 from ..simplex import to_simplex
 from . import distributed, inputs
 from .defaults import DEFAULT_SWEEPS, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, fit_length
@@ -109,7 +109,7 @@ class LDA(TopicMethods, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     learn_doc_topic_prior : {False, True, "symmetric", "per_topic"}, default False
         Sample alpha too: True or "symmetric", one alpha shared by the topics; "per_topic", one
         per topic. Each step, after the local Gibbs step, one SGLD-CV step of log alpha
-        (``simplexsg.hyperparameters.DocTopicPriorSampler``) on the Dirichlet-multinomial
+        (``simplexsg.lda.alpha.DocTopicPriorSampler``) on the Dirichlet-multinomial
         likelihood of the documents' doc-topic counts: every document visited so far keeps
         its latest counts, those of the minibatch replaced by their value after the LAST Gibbs
         sweep (one draw of the assignments: the average over the kept sweeps would bias alpha

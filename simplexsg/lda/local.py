@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from .._random import document_streams
 from ..gibbs import csr_to_tokens, sweep_tokens
-from .topics import LocalCounts
+from .global_step import LocalCounts
 
 
 class ThreadExecutor:

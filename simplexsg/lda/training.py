@@ -5,9 +5,9 @@ state (its fitted attributes: the estimator is the state, the trainer the loop).
 
 1. the local step: an executor (``simplexsg.lda.local``) runs the Gibbs kernel on the
    minibatch's documents with the topics fixed and returns sparse counts;
-2. with ``learn_doc_topic_prior``, one SGLD-CV step of alpha (``simplexsg.hyperparameters``);
+2. with ``learn_doc_topic_prior``, one SGLD-CV step of alpha (``simplexsg.lda.alpha``);
 3. the global step: every topic row moves by SCIR or SGRLD with the counts scaled by
-   D / batch (``simplexsg.lda.topics``), and the new local topics join the running average.
+   D / batch (``simplexsg.lda.global_step``), and the new local topics join the running average.
 
 Every draw derives from the model's SeedSequence through the namespaces below, the step number
 and the document or topic index, so a fit is the same for any ``n_jobs`` and any executor.
@@ -28,7 +28,7 @@ from ..corpus import BowStream
 from ..simplex import to_simplex
 from .defaults import ALPHA_WARMUP_STEPS, SHUFFLE_BATCHES
 from .local import ThreadExecutor
-from .topics import step_topics
+from .global_step import step_topics
 
 # Namespaces of the random streams derived from the estimator's SeedSequence.
 GIBBS, GLOBAL, ORDER, INIT, EVAL, ALPHA, MONITOR = range(7)

@@ -8,7 +8,7 @@ The burn-in (the steps before ``burn_in_``, left out of the averages) is shaded 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._optional import pyplot
+from .._optional import pyplot
 
 BURN_IN_COLOUR = "0.88"
 

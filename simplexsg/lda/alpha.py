@@ -103,10 +103,10 @@ import numpy as np
 from scipy import optimize
 from scipy.special import digamma, gammaln, polygamma
 
-from ._random import check_generator
-from ._validation import as_float_array, check_int, check_positive_scalar
-from .sgmcmc import SGLD, LangevinState, Model
-from .sgmcmc.gradients import StoredControlVariate
+from .._random import check_generator
+from .._validation import as_float_array, check_int, check_positive_scalar
+from ..sgmcmc import SGLD, LangevinState, Model
+from ..sgmcmc.gradients import StoredControlVariate
 
 __all__ = ["STEP_SCALE", "GammaPrior", "LogNormalPrior", "DocTopicPriorSampler",
            "doc_log_lik", "doc_grad", "sum_hessian"]

@@ -17,7 +17,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, make_multinomial_mixture
-from simplexsg.dpmixture import estimator
+from simplexsg.dpmixture import defaults, slice_sampler
 
 from sklearn_checks import parametrize_checks
 from guards import hang_guard
@@ -169,15 +169,16 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
     copied every iteration); an iteration that fails half-way is undone, rows included."""
     X = mixture[0][:300]
     previous = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(X)._z
-    seen, move = [], DPMixture._move
+    seen, update = [], slice_sampler.update
 
-    def move_then_fail(self, X, z, scale, params, t, z_all, rng):
-        seen.append((z_all, z_all.copy()))
-        move(self, X, z, scale, params, t, z_all, rng)
+    def update_then_fail(state, kernel, executor, X, z, scale, t, rng, kept=None):
+        seen.append((kept, kept.copy()))
+        state = update(state, kernel, executor, X, z, scale, t, rng, kept)
         if t == 4:
             raise RuntimeError("interrupted")
+        return state
 
-    monkeypatch.setattr(DPMixture, "_move", move_then_fail)
+    monkeypatch.setattr(slice_sampler, "update", update_then_fail)
     dp = DPMixture("scir", batch_size=100, max_iter=5, init="random", random_state=1)
     with pytest.raises(RuntimeError, match="interrupted"):
         dp.fit(X)
@@ -320,7 +321,7 @@ def test_the_defaults_finish_on_tiny_inputs(sampler, name):
     X = np.array(TINY_INPUTS[name])
     with hang_guard(60):
         dp = DPMixture(sampler, random_state=0).fit(X)
-    length = estimator._MAX_ITER_GIBBS if dp.sampler_ == "gibbs" else estimator._MAX_ITER
+    length = defaults.MAX_ITER_GIBBS if dp.sampler_ == "gibbs" else defaults.MAX_ITER
     assert dp.stop_reason_ == "max_iter" and dp.n_iter_ == length
     assert np.all(np.isfinite(dp.score_samples(X)))
     np.testing.assert_allclose(dp.components_.sum(axis=1), 1.0)

@@ -102,7 +102,7 @@ def test_full_batch_sgrld_with_random_alpha_matches_the_exact_posterior():
     mean, variance and CDF at five quantiles within Z = 4.5 batch-means standard errors of the
     exact posterior (60,000 iterations after 1,000; SGRLD's step bias of P(K) is ~0.01 here,
     ~1 standard error). Before alpha's update also redrew the sticks' gamma totals
-    (``DPMixture._redraw_stick_totals``), the totals kept from the previous alpha biased the
+    (``slice_sampler.redraw_stick_totals``), the totals kept from the previous alpha biased the
     chain: E[K] 4.28 against an exact 4.00, E[alpha] 2.44 against 2.01, deviations up to 10.1
     (seed 1; 4.3 at seed 0); after it 1.4 (seed 1) and 2.1 (seed 0)."""
     dp = DPMixture("sgrld", base_concentration=BETA6, alpha_prior=PRIOR6, initial_components=2,

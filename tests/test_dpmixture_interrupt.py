@@ -7,6 +7,8 @@ import pytest
 
 from simplexsg import DPMixture
 from simplexsg.datasets import make_multinomial_mixture
+from simplexsg.dpmixture import init
+from simplexsg.dpmixture.training import Trainer
 
 FITTED = ("theta_", "sticks_", "alpha_", "n_iter_", "labels_", "weights_", "components_")
 
@@ -24,17 +26,18 @@ def assert_same_fit(a, b):
 
 
 def stop_at_iteration(stop, exc=KeyboardInterrupt):
-    """A replacement of DPMixture._move that raises ``exc`` in iteration ``stop`` after the
-    move (the iteration's sticks, components and alpha already changed: it must be undone).
-    Only in the fit under test: its pilot chain (``init="pilot"``) is a DPMixture of its own,
-    with ``init="random"``, and is left alone."""
-    move = DPMixture._move
+    """A replacement of ``Trainer.step`` that raises ``exc`` in iteration ``stop`` after the
+    step (the iteration's sticks, components, alpha and allocations already changed: it must
+    be undone). Only in the fit under test: its pilot chain (``init="pilot"``,
+    ``init.run_pilot``) runs without a Trainer and is left alone."""
+    step = Trainer.step
 
-    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
-        move(model, X, z, scale, params, t, z_all, rng)
-        if t == stop and model.init == "pilot":
+    def step_then_stop(trainer, X_rows, rows):
+        z = step(trainer, X_rows, rows)
+        if trainer.model.n_iter_ - 1 == stop:
             raise exc("injected")
-    return move_then_stop
+        return z
+    return step_then_stop
 
 
 @pytest.mark.slow
@@ -44,7 +47,7 @@ def test_an_interrupted_fit_keeps_its_iterations_and_resumes_bit_for_bit(
         data, monkeypatch, sampler, exc):
     settings = dict(batch_size=60, max_iter=25, evaluate_every=5, random_state=3)
     reference = DPMixture(sampler, **settings).fit(data)
-    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(13, exc))
+    monkeypatch.setattr(Trainer, "step", stop_at_iteration(13, exc))
     model = DPMixture(sampler, **settings)
     with pytest.raises(exc, match="injected"):
         model.fit(data)
@@ -60,7 +63,7 @@ def test_an_interrupted_fit_keeps_its_iterations_and_resumes_bit_for_bit(
 def test_an_error_in_the_first_iteration_leaves_the_model_as_it_was(data, monkeypatch):
     model = DPMixture("scir", batch_size=60, max_iter=5, random_state=0).fit(data)
     before = pickle.dumps(model)
-    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(0, RuntimeError))
+    monkeypatch.setattr(Trainer, "step", stop_at_iteration(0, RuntimeError))
     with pytest.raises(RuntimeError):
         model.set_params(random_state=1).fit(data)
     model.set_params(random_state=0)
@@ -74,15 +77,16 @@ def fitted_state(model):
 
 
 def stop_the_pilot(exc):
-    """A replacement of DPMixture._move that raises ``exc`` in the pilot chain's third
-    iteration (the pilot is a DPMixture with ``init="random"``)."""
-    move = DPMixture._move
+    """A replacement of the pilot chain's ``iterate`` (``init.iterate``) that raises ``exc``
+    after the pilot's third iteration."""
+    iterate = init.iterate
 
-    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
-        move(model, X, z, scale, params, t, z_all, rng)
-        if t == 2 and model.init == "random":
+    def iterate_then_stop(state, kernel, executor, X, z, n_total, t, rng, **kwargs):
+        out = iterate(state, kernel, executor, X, z, n_total, t, rng, **kwargs)
+        if t == 2:
             raise exc("injected")
-    return move_then_stop
+        return out
+    return iterate_then_stop
 
 
 @pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
@@ -92,14 +96,14 @@ def test_an_interrupted_partial_fit_or_pilot_leaves_the_model_as_it_was(data, mo
     model = DPMixture(total_samples=400, random_state=0).partial_fit(data[:60])
     assert model.stop_reason_ is None and not model.interrupted_
     before = fitted_state(model)
-    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(1, exc))
+    monkeypatch.setattr(Trainer, "step", stop_at_iteration(1, exc))
     with pytest.raises(exc, match="injected"):
         model.partial_fit(data[60:120])
     assert fitted_state(model) == before
     monkeypatch.undo()
     model = DPMixture(max_iter=3, random_state=0).fit(data)
     before = fitted_state(model)
-    monkeypatch.setattr(DPMixture, "_move", stop_the_pilot(exc))
+    monkeypatch.setattr(init, "iterate", stop_the_pilot(exc))
     with pytest.raises(exc, match="injected"):
         model.set_params(random_state=1).fit(data)
     assert fitted_state(model) == before
@@ -122,7 +126,7 @@ def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
     path = tmp_path / "dp.joblib"
     settings = dict(batch_size=60, max_iter=20, random_state=4)
     reference = DPMixture("scir", **settings).fit(data)
-    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(17))
+    monkeypatch.setattr(Trainer, "step", stop_at_iteration(17))
     model = DPMixture("scir", checkpoint_every=5, checkpoint_path=path, **settings)
     with pytest.raises(KeyboardInterrupt):
         model.fit(data)
@@ -134,7 +138,7 @@ def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
 
 
 def test_warm_start_resumes_or_continues_on_the_same_rows_only(data, monkeypatch):
-    monkeypatch.setattr(DPMixture, "_move", stop_at_iteration(3))
+    monkeypatch.setattr(Trainer, "step", stop_at_iteration(3))
     model = DPMixture("scir", batch_size=60, max_iter=10, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(data)

@@ -6,6 +6,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
 from simplexsg.datasets import make_multinomial_mixture
+from simplexsg.dpmixture.training import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +40,13 @@ def test_the_default_recovers_a_thirty_cluster_mixture(thirty, sampler):
 def test_auto_picks_the_exact_sampler_up_to_a_size(thirty, monkeypatch):
     """"auto" is "gibbs" up to AUTO_GIBBS_ROWS rows and "scir" above, and for partial_fit; a
     continued chain keeps its sampler."""
-    from simplexsg.dpmixture import estimator
+    from simplexsg.dpmixture import defaults
     X = thirty[0][:300]
     assert DPMixture(max_iter=2, random_state=0).fit(X).sampler_ == "gibbs"
-    monkeypatch.setattr(estimator, "AUTO_GIBBS_ROWS", 299)
+    monkeypatch.setattr(defaults, "AUTO_GIBBS_ROWS", 299)
     dp = DPMixture(max_iter=2, random_state=0).fit(X)
     assert dp.sampler_ == "scir" and dp.n_iter_ == 2
-    monkeypatch.setattr(estimator, "AUTO_GIBBS_ROWS", 10**5)
+    monkeypatch.setattr(defaults, "AUTO_GIBBS_ROWS", 10**5)
     assert dp.set_params(warm_start=True).fit(X).sampler_ == "scir"
     assert DPMixture(total_samples=1000, random_state=0).partial_fit(X).sampler_ == "scir"
 
@@ -67,11 +68,11 @@ def test_max_time_is_honoured_within_one_iteration(thirty):
 def test_max_time_only_caps_the_default_length(thirty, monkeypatch, sampler):
     """``max_iter=None`` is the default length with or without ``max_time``, so a budget never
     makes a fit longer (#35: with one it meant 10^9 iterations, a fit as long as the budget);
-    with ``tol`` it is a ceiling of ``_TOL_ITER_FACTOR`` times that length. The default lengths
+    with ``tol`` it is a ceiling of ``TOL_ITER_FACTOR`` times that length. The default lengths
     are made short here (the pilot's are its own)."""
-    from simplexsg.dpmixture import estimator
-    monkeypatch.setattr(estimator, "_MAX_ITER", 6)
-    monkeypatch.setattr(estimator, "_MAX_ITER_GIBBS", 3)
+    from simplexsg.dpmixture import defaults
+    monkeypatch.setattr(defaults, "MAX_ITER", 6)
+    monkeypatch.setattr(defaults, "MAX_ITER_GIBBS", 3)
     length = 3 if sampler == "gibbs" else 6
     X, settings = thirty[0][:200], dict(batch_size=50, random_state=0)
     plain = DPMixture(sampler, **settings).fit(X)
@@ -79,7 +80,7 @@ def test_max_time_only_caps_the_default_length(thirty, monkeypatch, sampler):
     assert plain.n_iter_ == capped.n_iter_ == length and capped.stop_reason_ == "max_iter"
     np.testing.assert_array_equal(capped.theta_, plain.theta_)
     never = DPMixture(sampler, tol=0.0, n_iter_no_change=10**6, **settings).fit(X)
-    assert never.n_iter_ == estimator._TOL_ITER_FACTOR * length == 5 * length
+    assert never.n_iter_ == defaults.TOL_ITER_FACTOR * length == 5 * length
     assert never.stop_reason_ == "max_iter"
 
 
@@ -102,13 +103,14 @@ def test_an_interrupted_fit_with_tol_resumes_bit_for_bit(thirty, monkeypatch):
     X = thirty[0][:2000]
     settings = dict(tol=0.0, n_iter_no_change=2, batch_size=200, random_state=1)
     reference = DPMixture("scir", **settings).fit(X)
-    move = DPMixture._move
+    step = Trainer.step
 
-    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
-        move(model, X, z, scale, params, t, z_all, rng)
-        if t == reference.n_iter_ - 5 and model.init == "pilot":
+    def step_then_stop(trainer, X_rows, rows):     # the pilot chain has no Trainer
+        z = step(trainer, X_rows, rows)
+        if trainer.model.n_iter_ - 1 == reference.n_iter_ - 5:
             raise KeyboardInterrupt
-    monkeypatch.setattr(DPMixture, "_move", move_then_stop)
+        return z
+    monkeypatch.setattr(Trainer, "step", step_then_stop)
     model = DPMixture("scir", **settings)
     with pytest.raises(KeyboardInterrupt):
         model.fit(X)

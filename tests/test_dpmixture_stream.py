@@ -7,6 +7,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
 from simplexsg.datasets import UCIBowCorpus, make_multinomial_mixture, save_uci_bow
+from simplexsg.dpmixture.training import Trainer
 
 N_TRAIN = 4000
 
@@ -69,13 +70,14 @@ def test_an_interrupted_streamed_fit_keeps_its_iterations(sorted_corpus, monkeyp
     """Ctrl-C after some minibatches: their state is kept, ``stop_reason_`` "interrupted"
     (#35: it was None) and ``interrupted_`` True; before any minibatch, the model as it was."""
     corpus = sorted_corpus[0]
-    move = DPMixture._move
+    step = Trainer.step
 
-    def move_then_stop(model, X, z, scale, params, t, z_all, rng):
-        move(model, X, z, scale, params, t, z_all, rng)
-        if t == 4 and model.init == "pilot":        # not in the pilot chain (init="random")
+    def step_then_stop(trainer, X_rows, rows):     # not in the pilot chain: it has no Trainer
+        z = step(trainer, X_rows, rows)
+        if trainer.model.n_iter_ - 1 == 4:
             raise KeyboardInterrupt
-    monkeypatch.setattr(DPMixture, "_move", move_then_stop)
+        return z
+    monkeypatch.setattr(Trainer, "step", step_then_stop)
     model = DPMixture(batch_size=200, max_iter=10, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(corpus)

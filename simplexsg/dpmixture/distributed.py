@@ -3,11 +3,12 @@ columns, slices and labels.
 
 ``DPMixture(client=..., sampler="scir" or "sgrld").fit(X)`` cuts X into row shards held by the
 workers (``simplexsg._dask.ShardedCorpus``, as LDA's: each shard a task, recomputed when its
-worker is lost). ``DaskExecutor`` is the estimator's executor seam (``LocalExecutor``'s
-methods). The driver keeps the whole chain state and every random draw: it extends the sticks,
-draws each row's slice ``u_i ~ U(0, w_{z_i})`` from its previous label and each row's uniform
-from the iteration's generator, exactly as in process. Then, for each shard holding rows of the
-minibatch (its share, a contiguous run of the sorted minibatch):
+worker is lost). ``DaskExecutor`` is the training loop's executor seam, with the methods of
+``simplexsg.dpmixture.local.LocalExecutor``. The driver keeps the whole chain state and every
+random draw: it extends the sticks, draws each row's slice ``u_i ~ U(0, w_{z_i})`` from its
+previous label and each row's uniform from the iteration's generator, exactly as in process.
+Then, for each shard holding rows of the minibatch (its share, a contiguous run of the sorted
+minibatch):
 
 1. the share's features (sorted column ids of its stored counts) come back to the driver;
 2. the driver sends the share's row numbers, its rows' log slices and uniforms (2 floats a
@@ -17,7 +18,7 @@ minibatch (its share, a contiguous run of the sorted minibatch):
    their (component, feature, count) sums;
 3. the shares' results are summed by a pairwise tree of tasks on the workers (labels
    concatenated in minibatch order); the driver receives at most the minibatch's features x J
-   counts and takes the global step (``DPMixture._move``) as in process.
+   counts and takes the global step (``slice_sampler.update``) as in process.
 
 The counts are integer-valued (exact in float64, scaled by N / |S| on the driver after the
 sum), each row's draw depends only on its own slice and uniform, so the fit equals the
@@ -31,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dask import ShardedCorpus, add_coo, map_shares, nbytes, tree_sum
-from .estimator import allocate_rows, component_counts
+from .local import allocate_rows, component_counts
 
 __all__ = ["DaskExecutor", "ShardedCorpus"]
 
@@ -66,7 +67,7 @@ def _add(a, b):
 # ------------------------------------------------------------------ on the driver
 class DaskExecutor:
     """Allocations and component counts on the workers holding ``corpus`` (a
-    ``ShardedCorpus``), with the methods of ``simplexsg.dpmixture.estimator.LocalExecutor``.
+    ``ShardedCorpus``), with the methods of ``simplexsg.dpmixture.local.LocalExecutor``.
 
     ``traffic``: per allocation, a dict of the bytes of the arrays the driver ``sent`` (row
     numbers, slices, uniforms, log weights, ``log phi`` columns) and ``received`` (features,

@@ -1,0 +1,118 @@
+"""Defaults of the DP mixture, the namespaces of its random streams, and the resolved
+parameters of a fit (``Params``, made by ``DPMixture._check_params``)."""
+import dataclasses
+import enum
+import numbers
+
+import numpy as np
+
+from ..simplex import SCIR, SGRLD
+
+#: Step sizes per sampler, components and sticks (h is the diffusion time of a step, as in
+#: ``simplexsg.simplex``): the SCIR paper's tuned values for msweb.
+SAMPLER_DEFAULTS = {
+    "scir": dict(cls=SCIR, step_size=0.1, stick_step_size=0.1),
+    "sgrld": dict(cls=SGRLD, step_size=1e-3, stick_step_size=5e-3),
+    "gibbs": dict(cls=None, step_size=None, stick_step_size=None),
+}
+#: Iterations of ``max_iter=None`` (SCIR/SGRLD, the exact sampler); with ``tol``, this many
+#: times as many at most, the convergence check deciding when to stop.
+MAX_ITER, MAX_ITER_GIBBS, TOL_ITER_FACTOR = 1000, 200, 5
+#: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows.
+AUTO_GIBBS_ROWS = 1_000_000
+#: Training rows the convergence check scores when no ``X_heldout`` is given.
+MONITOR_ROWS = 1000
+#: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``
+#: (no more proposals than pilot rows: on a handful of rows 50 would cost a second for nothing).
+PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
+#: Rows and stored counts of the pilot chain at most (``init_rows=None``).
+PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
+#: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
+#: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a proposal costs the
+#: rows of its blocks, about 2 / J of a row's allocation: about half a sweep's work).
+MIN_SPLIT_MERGE, SPLIT_MERGE_WORK = 10, 0.25
+#: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).
+SHUFFLE_BATCHES = 4
+#: Parameters a resumed fit may change: they change neither the chain nor its length.
+RESUMABLE_PARAMS = {"warm_start", "checkpoint_every", "checkpoint_path", "n_jobs", "verbose",
+                    "random_state", "max_time", "client"}
+
+
+class Stream(enum.IntEnum):
+    """Namespaces of the random streams derived from the estimator's SeedSequence
+    (``simplexsg._random.substream(seed, namespace, index)``). The values key the draws: a
+    fit's result depends on them, so they never change."""
+
+    #: The start of a chain; index 0: the initial state, 1: random allocations, 2: the pilot's
+    #: rows and everything after the pilot, 3: the pilot chain's own seed.
+    INIT = 0
+    #: The order of a pass (its permutation, or a stream's shuffle buffer); index: the pass.
+    ORDER = 1
+    #: Every draw of an iteration; index: the iteration.
+    STEP = 2
+    #: The training rows the convergence check scores.
+    MONITOR = 3
+
+
+def auto_sampler(n_rows, chain_sampler=None):
+    """The sampler of ``sampler="auto"``: the chain's own (``chain_sampler``, when continuing
+    one), else "gibbs" for at most AUTO_GIBBS_ROWS rows in memory, else "scir" (``n_rows``
+    None: a streamed corpus or ``partial_fit``)."""
+    return chain_sampler or (
+        "gibbs" if n_rows is not None and n_rows <= AUTO_GIBBS_ROWS else "scir")
+
+
+def check_split_merge(value):
+    """``split_merge`` resolved: "auto" or an int >= 0 (True: "auto", False: 0), else
+    ValueError."""
+    if isinstance(value, (bool, np.bool_)):
+        return "auto" if value else 0
+    if isinstance(value, str) and value == "auto":
+        return value
+    if not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f'split_merge must be "auto", True, False or an int >= 0, '
+                         f'got {value!r}')
+    return int(value)
+
+
+def default_max_iter(sampler, tol):
+    """``max_iter=None``: MAX_ITER (MAX_ITER_GIBBS for "gibbs"), times TOL_ITER_FACTOR with
+    ``tol``."""
+    return ((MAX_ITER_GIBBS if sampler == "gibbs" else MAX_ITER)
+            * (TOL_ITER_FACTOR if tol is not None else 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """A fit's parameters, validated and resolved: ``sampler`` is never "auto", ``max_iter``
+    never None, ``split_merge`` "auto" or an int, ``step_size`` and ``stick_step_size``
+    schedules (None for "gibbs"); the other fields are the constructor parameters of the same
+    name (``base``: ``base_concentration``; ``alpha_shape``, ``alpha_rate``: ``alpha_prior``).
+    Immutable values only: what a fit changes lives on the model."""
+
+    sampler: str
+    base: float
+    alpha_shape: float
+    alpha_rate: float
+    initial_components: int
+    batch_size: int
+    max_iter: int
+    max_time: float
+    tol: float
+    n_iter_no_change: int
+    n_jobs: int
+    evaluate_every: int
+    split_merge: object
+    shuffle_buffer: int
+    init: str
+    init_rows: int
+    total_samples: int
+    checkpoint_every: int
+    warm_start: bool
+    step_size: object = None
+    stick_step_size: object = None
+
+    @property
+    def step_class(self):
+        """``SCIR`` or ``SGRLD`` for the minibatched samplers, None for "gibbs"."""
+        return SAMPLER_DEFAULTS[self.sampler]["cls"]

@@ -1,0 +1,127 @@
+"""How a chain of the DP mixture starts (``init``): a random start, or the pilot chain whose
+clusters start it, with over-provisioning for SCIR.
+
+``init="random"``: ``initial_components`` components from the base measure, rows allocated
+uniformly among them. ``init="pilot"``: a short exact chain with split-merge moves
+(``PILOT_ITER`` sweeps of ``slice_sampler.iterate``) on a random subset of the rows finds the
+clusters; its components, sticks and alpha start the chain, and every row is then allocated to
+them ``∝ w_j Mult(x | phi_j)``. A one-row-at-a-time sampler started from 20 components merges
+true clusters and keeps them merged (SCIR has no move that splits), while the pilot's clusters
+are found on few rows at little cost. A stochastic-gradient chain cannot create clusters that
+the pilot's subset of the rows did not support, so SCIR starts from copies of each pilot
+cluster when the pilot saw a subset and found fewer than ``initial_components``
+(``over_provision``); docs/benchmarks/dp.rst has the measurements.
+
+Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .._random import substream
+from ..corpus import check_counts
+from ..simplex import scir_transition
+from .defaults import (PILOT_ENTRIES, PILOT_ITER, PILOT_ROWS, PILOT_SPLIT_MERGE,
+                       SHUFFLE_BATCHES, Stream)
+from .local import LocalExecutor, component_counts
+from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
+                            new_state, summary)
+from .split_merge import SplitMerge
+
+
+def _rng(seed, index):
+    return np.random.default_rng(substream(seed, Stream.INIT, index))
+
+
+def initial_state(params, n_features, seed):
+    """The state of a new chain before any data (``init="random"``'s start)."""
+    return new_state(params.initial_components, n_features, params.base,
+                     params.alpha_shape / params.alpha_rate, _rng(seed, 0))
+
+
+def matrix_start(X, state, params, seed, executor):
+    """The start of a new chain on the rows of X (CSR, in this process; ``executor``: where
+    they are allocated): its state and the allocations of every row."""
+    if params.init == "random":
+        return state, _rng(seed, 1).integers(params.initial_components, size=X.shape[0])
+    rng = _rng(seed, 2)
+    order = rng.permutation(X.shape[0])
+    if params.init_rows is None:          # up to PILOT_ROWS rows and PILOT_ENTRIES entries
+        entries = np.cumsum(np.diff(X.indptr)[order])
+        n = min(PILOT_ROWS, max(1, int(np.searchsorted(entries, PILOT_ENTRIES, "right"))))
+    else:
+        n = params.init_rows
+    rows = np.sort(order[:n])
+    state = start_from_pilot(X[rows], rows.size < X.shape[0], params, seed, rng)
+    return allocate(state, Kernel.of(params, params.sampler), executor,
+                    executor.take(X, None), None, rng)
+
+
+def stream_start(stream, state, params, seed):
+    """The start of a new chain on a streamed corpus (``simplexsg.corpus.BowStream``): the
+    pilot (``init="pilot"``) on the first minibatches of a shuffled pass, up to the pilot's
+    rows and counts. Returns the state, the rows read (CSR) and the corpus's number of rows."""
+    rng = _rng(seed, 2)
+    batch = min(params.batch_size, PILOT_ROWS)
+    pilot, rows, entries = [], 0, 0
+    for _, X_rows in stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng):
+        X_rows = sp.csr_matrix(check_counts(X_rows))
+        pilot.append(X_rows)
+        rows, entries = rows + X_rows.shape[0], entries + X_rows.nnz
+        if rows >= (params.init_rows or PILOT_ROWS) or (
+                params.init_rows is None and entries >= PILOT_ENTRIES):
+            break
+    n_rows = stream.n_documents if stream.n_documents is not None else sum(
+        1 for _ in stream.corpus)
+    if not pilot or n_rows == 0:
+        raise ValueError("the corpus has no documents")
+    X_pilot = sp.vstack(pilot, format="csr")
+    if X_pilot.sum() == 0:
+        raise ValueError("the corpus's first documents have no counts")
+    if params.init == "pilot":
+        state = start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, seed, rng)
+    return state, X_pilot, n_rows
+
+
+def start_from_pilot(X_pilot, subset, params, seed, rng):
+    """The state the pilot chain on the rows ``X_pilot`` finds; ``subset``: they are a subset
+    of the data (SCIR then over-provisions)."""
+    state, found = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3))
+    copies = -(-params.initial_components // found.occupied.size)
+    if params.sampler == "scir" and copies > 1 and subset:
+        state = over_provision(state, found, X_pilot, copies, params.base, rng)
+    return state
+
+
+def run_pilot(X, params, seed):
+    """The pilot chain on the CSR rows X: the exact sampler with ``min(PILOT_SPLIT_MERGE,
+    rows)`` split-merge proposals per sweep for PILOT_ITER sweeps from a random start, its
+    draws derived from ``seed``. Returns its last state and that state's ``Summary``."""
+    if X.sum() == 0:
+        raise ValueError("X has no counts: every row is empty")
+    n_rows, K = X.shape[0], params.initial_components
+    state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
+                      _rng(seed, 0))
+    z = _rng(seed, 1).integers(K, size=n_rows)
+    kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
+                    min(PILOT_SPLIT_MERGE, n_rows))
+    move, executor, rows = SplitMerge(X, params.base), LocalExecutor(), np.arange(n_rows)
+    for t in range(PILOT_ITER):
+        rng = np.random.default_rng(substream(seed, Stream.STEP, t))
+        state, _ = iterate(state, kernel, executor, executor.take(X, rows), z[rows], n_rows, t,
+                           rng, kept=z, rows=rows, move=move)
+    return state, summary(state, z)
+
+
+def over_provision(state, found, X_pilot, copies, base, rng):
+    """The pilot's ``state`` with ``copies`` copies of each of its clusters (``found``, its
+    ``Summary`` on the rows ``X_pilot``): each copy an independent draw of the cluster's
+    components given its pilot rows, with an equal share of its weight. Rows then split among
+    the copies at random, as in a random start, and the chain can empty copies or pull them
+    apart. A pilot on every row needs no copies."""
+    counts = component_counts(X_pilot, found.labels, found.occupied.size).toarray()
+    shape = base + np.repeat(counts, copies, axis=0)
+    theta = scir_transition(np.ones_like(shape), shape, np.inf, rng)
+    weights = np.repeat(found.weights / copies, copies) * (1.0 - LEFTOVER_TOLERANCE)
+    before = 1.0 - np.concatenate([[0.0], np.cumsum(weights)[:-1]])
+    v = weights / before
+    return ChainState(theta, np.column_stack([v, 1.0 - v]) * (1.0 + state.alpha), state.alpha)

@@ -1,0 +1,277 @@
+"""The slice sampler of the DP mixture of multinomials, step by step, as functions of an explicit
+``ChainState``: minibatched with SCIR or SGRLD (Baker, Fearnhead, Fox & Nemeth 2018, section
+4.2), or exact Gibbs on all rows (Kalli, Griffin & Walker 2011).
+
+Model: ``x_i | z_i ~ Multinomial(n_i, phi_{z_i})``, ``phi_j ~ Dirichlet(base)``, stick-breaking
+weights ``w_j = v_j prod_{l<j} (1 - v_l)`` with ``v_j ~ Beta(1, alpha)`` and
+``alpha ~ Gamma(a, b)`` (shape, rate).
+
+Representation: ``phi_j`` is the normalised row j of positive gamma variables ``theta`` (J, d),
+and ``v_j = g_j0 / (g_j0 + g_j1)`` for a pair of gamma variables ``sticks`` (J, 2), so that both
+are simplex parameters the SCIR/SGRLD samplers of ``simplexsg.simplex`` move. Stick weights are
+kept in logs, ``log v = log g0 - log(g0 + g1)``, ``log(1 - v) = log g1 - log(g0 + g1)``: v is
+never rounded to 0 or 1, and no ``log(0)`` arises.
+
+One iteration (``iterate``) on a set S of rows (a minibatch; every row for "gibbs"):
+
+1. slices ``u_i ~ U(0, w_{z_i})`` for i in S;
+2. new sticks (from the prior given alpha) and components (from the base measure) while the
+   leftover mass ``prod_j (1 - v_j)`` exceeds ``min_S u_i``;
+3. allocations ``p(z_i = j) ∝ 1(w_j >= u_i) prod_c phi_jc^x_ic`` (the executor's kernel,
+   ``local.py``); for "gibbs", split-merge proposals (``split_merge.py``) follow;
+4. sticks and components after the last occupied one are dropped; components left without rows
+   are redrawn from the base measure;
+5. sticks: ``(g_j0, g_j1)`` targets ``Gamma(1 + m_j) x Gamma(alpha + M_j)``, i.e.
+   ``v_j ~ Beta(1 + m_j, alpha + M_j)`` with ``m_j`` rows in j and ``M_j`` rows after j;
+   components: ``theta_j`` targets ``Gamma(base + sum_{i in j} x_i)``; both with the counts of S
+   scaled by N/|S|, one SCIR/SGRLD step (exact draws, an infinitely long SCIR step, for "gibbs");
+6. ``alpha ~ Gamma(a + J, b - sum_{j<J} log(1 - v_j))``, its conditional given the J sticks.
+
+Rows new to the chain (a streamed corpus, ``partial_fit``) have no allocation to slice from:
+they are drawn ``∝ w_j Mult(x | phi_j)`` after the sticks are extended until the leftover mass is
+below LEFTOVER_TOLERANCE. Every draw of an iteration comes from the generator it is given, in
+the same order whichever executor runs the kernel.
+
+This is the order of the SCIR paper's DP mixture experiment with the bugs of its authors' code
+fixed: the counts that move the sticks and components are those of the rows just allocated, not
+of a fresh minibatch with stale allocations; emptied components are redrawn from the base
+measure, not reused; SGRLD drives the second stick coordinate with ``1 - v``; v stays strictly
+inside (0, 1).
+"""
+import dataclasses
+from collections import namedtuple
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from ..simplex import scir_transition, to_simplex
+from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK
+
+#: Sticks drawn at a time when the leftover mass must shrink below the smallest slice.
+NEW_STICKS = 8
+#: Rows new to the chain are allocated ∝ w_j Mult(x | phi_j) after the sticks are extended
+#: until the leftover mass is below this; the rest of the mass is ignored.
+LEFTOVER_TOLERANCE = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainState:
+    """What an iteration reads and replaces: the gamma variables of the represented components
+    ``theta`` (J, d) and sticks ``sticks`` (J, 2), and the DP concentration ``alpha``."""
+
+    theta: np.ndarray
+    sticks: np.ndarray
+    alpha: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """What the steps read and never change: ``sampler`` ("scir", "sgrld" or "gibbs", the
+    chain's), the base measure's Dirichlet parameter ``base``, the Gamma prior of alpha,
+    ``n_jobs``, the split-merge proposals per iteration (``split_merge``: "auto" or an int),
+    and for "scir" / "sgrld" the ``step_class`` (``simplexsg.simplex.SCIR`` or ``SGRLD``) with
+    the schedules of the components' and the sticks' steps."""
+
+    sampler: str
+    base: float
+    alpha_shape: float
+    alpha_rate: float
+    n_jobs: int = 1
+    split_merge: object = 0
+    step_class: type = None
+    step_size: object = None
+    stick_step_size: object = None
+
+    @classmethod
+    def of(cls, params, sampler):
+        """The kernel of a chain of ``sampler`` with the resolved parameters ``params``
+        (``defaults.Params``)."""
+        return cls(sampler, params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
+                   params.split_merge, params.step_class, params.step_size,
+                   params.stick_step_size)
+
+
+def log_weights(sticks):
+    """log w_j (J,) of the stick pairs (J, 2), and the log leftover mass log prod (1 - v_j)."""
+    log_sticks = np.log(sticks)
+    log_total = np.logaddexp(log_sticks[:, 0], log_sticks[:, 1])
+    log_v, log_1mv = log_sticks[:, 0] - log_total, log_sticks[:, 1] - log_total
+    before = np.concatenate([[0.0], np.cumsum(log_1mv)])
+    return log_v + before[:-1], before[-1]
+
+
+def prior_sticks(n, alpha, rng):
+    """``n`` stick pairs drawn from the prior: Gamma(1) x Gamma(alpha)."""
+    return scir_transition(np.ones((n, 2)), np.tile([1.0, alpha], (n, 1)), np.inf, rng)
+
+
+def base_components(n, n_features, base, rng):
+    """``n`` components (n, n_features) drawn from the base measure: Gamma(base) each."""
+    return scir_transition(np.ones((n, n_features)), np.full((n, n_features), base), np.inf, rng)
+
+
+def new_state(n_components, n_features, base, alpha, rng):
+    """A chain's start: ``n_components`` components from the base measure, then as many sticks
+    from the prior given ``alpha``."""
+    theta = base_components(n_components, n_features, base, rng)
+    return ChainState(theta, prior_sticks(n_components, alpha, rng), alpha)
+
+
+def extend(state, n, base, rng):
+    """``state`` with n sticks from the prior and n components from the base measure appended."""
+    sticks = np.vstack([state.sticks, prior_sticks(n, state.alpha, rng)])
+    theta = np.vstack([state.theta, base_components(n, state.theta.shape[1], base, rng)])
+    return dataclasses.replace(state, theta=theta, sticks=sticks)
+
+
+def allocate(state, kernel, executor, X, z, rng):
+    """Steps 1-3 on the rows X (as ``executor.take`` names them) with current components z:
+    returns the state (sticks and components extended as needed) and the rows' new components.
+    ``z`` None: rows new to the chain, drawn ∝ w_j Mult(x | phi_j)."""
+    log_w, log_rest = log_weights(state.sticks)
+    if z is None:
+        log_slice = np.full(X.shape[0], -np.inf)
+        lowest = np.log(LEFTOVER_TOLERANCE)
+    else:
+        log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
+        lowest = log_slice.min()
+    while log_rest > lowest:
+        state = extend(state, NEW_STICKS, kernel.base, rng)
+        log_w, log_rest = log_weights(state.sticks)
+    log_phi = np.log(to_simplex(state.theta))
+    labels = executor.allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]), z is None,
+                               kernel.n_jobs)
+    return state, labels
+
+
+def split_merge(state, kernel, move, z, rng):
+    """``kernel.split_merge`` proposals of ``move`` (a ``split_merge.SplitMerge``) on the
+    allocations z of every row (in place; "auto": MIN_SPLIT_MERGE proposals and more until
+    their blocks held SPLIT_MERGE_WORK x rows x occupied components rows), then as many
+    represented sticks and components as the labels need (drawn from the prior: the exact
+    sampler redraws them given z)."""
+    if kernel.split_merge == "auto":
+        occupied = np.count_nonzero(np.bincount(z))
+        move.run(z, state.alpha, rng, MIN_SPLIT_MERGE,
+                 row_budget=SPLIT_MERGE_WORK * z.size * occupied)
+    else:
+        move.run(z, state.alpha, rng, kernel.split_merge)
+    missing = int(z.max()) + 1 - state.sticks.shape[0]
+    return extend(state, missing, kernel.base, rng) if missing > 0 else state
+
+
+def update(state, kernel, executor, X, z, scale, t, rng, kept=None):
+    """Steps 4-6 of iteration t: truncate, redraw empty components, move sticks and components
+    by the counts of rows X (allocations z) scaled by ``scale``, then alpha. ``kept``: the
+    allocations of every row the chain keeps (they decide truncation and emptiness: rows absent
+    from X still count as members); None: z alone, no component is redrawn."""
+    z_all = z if kept is None else kept
+    J = int(z_all.max()) + 1
+    occupancy = np.bincount(z_all, minlength=J)
+    sticks, theta = state.sticks[:J], state.theta[:J]
+    empty = np.flatnonzero(occupancy == 0)
+    if empty.size and kept is not None:
+        theta = theta.copy()
+        theta[empty] = base_components(empty.size, theta.shape[1], kernel.base, rng)
+    members = np.bincount(z, minlength=J) * scale
+    after = np.concatenate([np.cumsum(members[::-1])[::-1][1:], [0.0]])
+    stick_counts = np.column_stack([members, after])
+    stick_prior = np.tile([1.0, state.alpha], (J, 1))
+    counts = scale * executor.counts(X, z, J)
+    if kernel.sampler == "gibbs":
+        sticks = scir_transition(sticks, stick_prior + stick_counts, np.inf, rng, kernel.n_jobs)
+        theta = scir_transition(theta, kernel.base + counts, np.inf, rng, kernel.n_jobs)
+    else:
+        sticks = _simplex_step(kernel, "stick_step_size", t, sticks, stick_prior, stick_counts,
+                               rng)
+        theta = _simplex_step(kernel, "step_size", t, theta, kernel.base, counts, rng)
+    log_sticks = np.log(sticks)
+    log_1mv = log_sticks[:, 1] - np.logaddexp(log_sticks[:, 0], log_sticks[:, 1])
+    alpha = float(rng.gamma(kernel.alpha_shape + J,
+                            1.0 / (kernel.alpha_rate - log_1mv.sum())))
+    if kernel.sampler != "gibbs":     # gibbs redraws whole sticks next time: v is its state
+        sticks = redraw_stick_totals(sticks, stick_counts, alpha, kernel.sampler, rng)
+    return ChainState(theta, sticks, alpha)
+
+
+def _simplex_step(kernel, name, t, theta, prior, counts, rng):
+    """Step t of ``kernel.step_class`` with the schedule ``name`` (a ValueError, e.g. a step
+    too small for the counts, names the parameter)."""
+    sampler = kernel.step_class(getattr(kernel, name), n_jobs=kernel.n_jobs)
+    sampler.t = t
+    try:
+        return sampler.step(theta, prior, counts, rng)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def redraw_stick_totals(sticks, stick_counts, alpha, sampler, rng):
+    """Each stick pair's total g0 + g1 redrawn given its proportion v and the new alpha.
+
+    The sticks are pairs of gamma variables whose target, given alpha, is
+    Gamma(1 + m_j) x Gamma(alpha + M_j) for SCIR (total Gamma(1 + alpha + m_j + M_j),
+    independent of v) and whose total SGRLD's expanded mean leaves at its prior,
+    Gamma(1 + alpha). alpha | v integrates the totals out, so (alpha, totals) | v is one
+    exact block update; keeping the totals drawn for the previous alpha biases alpha and
+    the number of clusters (tests/test_dpmixture_exact.py)."""
+    shape = 1.0 + alpha + (stick_counts.sum(axis=1) if sampler == "scir"
+                           else np.zeros(len(sticks)))
+    proportions = sticks / sticks.sum(axis=1, keepdims=True)
+    return np.maximum(proportions * rng.gamma(shape)[:, None], np.finfo(np.float64).tiny)
+
+
+def iterate(state, kernel, executor, X, z, n_total, t, rng, *, kept=None, rows=None,
+            move=None):
+    """Iteration t (steps 1-6) on the rows X with current components z (None: rows new to the
+    chain), their counts scaled by ``n_total`` / rows. ``kept``: the allocations of every row,
+    whose entries ``rows`` receive the new ones (in place); ``move``: the split-merge move of
+    the exact sampler. Returns the new state and the rows' components."""
+    state, labels = allocate(state, kernel, executor, X, z, rng)
+    if move is not None:
+        state = split_merge(state, kernel, move, labels, rng)
+    if kept is not None:
+        kept[rows] = labels             # in place: the one array of the chain
+    return update(state, kernel, executor, X, labels, n_total / labels.size, t, rng, kept), labels
+
+
+#: The occupied components of a state given allocations: their indices, renormalised weights,
+#: category probabilities, and the allocations relabelled to index them.
+Summary = namedtuple("Summary", "occupied weights components labels")
+
+
+def summary(state, z):
+    """The ``Summary`` of ``state`` given the allocations z."""
+    J = state.sticks.shape[0]
+    occupied = np.flatnonzero(np.bincount(z, minlength=J))
+    log_w, _ = log_weights(state.sticks)
+    relabel = np.full(J, -1)
+    relabel[occupied] = np.arange(occupied.size)
+    return Summary(occupied, np.exp(log_w[occupied] - logsumexp(log_w[occupied])),
+                   to_simplex(state.theta[occupied]), relabel[z])
+
+
+def _row_sums(X, values):
+    """Sum of ``values`` (one per stored entry of CSR X) over each row's entries."""
+    return np.bincount(np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), values,
+                       minlength=X.shape[0])
+
+
+def log_multinomial_coefficient(X):
+    """log(n_i! / prod_c x_ic!) per row (n_rows,) of CSR counts X."""
+    return gammaln(np.asarray(X.sum(axis=1)).ravel() + 1.0) - _row_sums(X, gammaln(X.data + 1.0))
+
+
+def log_predictive(theta, sticks, base, X):
+    """Log predictive density (n_rows,) of the CSR count rows X given the components ``theta``
+    and the sticks ``sticks`` of a state, with the multinomial coefficient:
+    ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]`` over the represented sticks
+    j, the leftover mass ``w_rest`` scored by the Dirichlet-multinomial of the base measure
+    (Dirichlet(``base``)), the mixture of the unrepresented components."""
+    log_w, log_rest = log_weights(sticks)
+    log_joint = np.asarray(X @ np.log(to_simplex(theta)).T) + log_w
+    d = X.shape[1]
+    totals = np.asarray(X.sum(axis=1)).ravel()
+    log_base = (gammaln(d * base) - gammaln(d * base + totals)
+                + _row_sums(X, gammaln(base + X.data) - gammaln(base)))
+    log_joint = np.column_stack([log_joint, log_rest + log_base])
+    return logsumexp(log_joint, axis=1) + log_multinomial_coefficient(X)

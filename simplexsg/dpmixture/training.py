@@ -1,0 +1,386 @@
+"""The DP mixture's training loop: minibatch source -> slice-sampler iteration -> bookkeeping.
+
+One loop (``Trainer.run``) serves the three ways to train, each with its minibatch source:
+``fit`` on a count matrix (``matrix_minibatches``: a seeded permutation per pass; the
+allocations of every row kept in the model's ``_z``), ``fit`` on a streamed corpus
+(``stream_minibatches``: a seeded shuffle buffer; rows new to the chain) and ``partial_fit``
+(its one minibatch, rows new to the chain). ``fit_matrix``, ``fit_stream`` and ``partial_fit``
+plan the call (a new chain, or with ``warm_start`` a resumed or continued one), then run it.
+
+The model is the state: its fitted attributes ``theta_``, ``sticks_`` and ``alpha_`` are the
+``slice_sampler.ChainState`` an iteration replaces. Each iteration runs in a transaction: an
+exception (Ctrl-C included) leaves the model as after the previous iteration; a fit stopped
+that way keeps its completed iterations (``interrupted_``, ``stop_reason_`` "interrupted"), or,
+before any, is undone. Every draw derives from the model's SeedSequence through the namespaces
+of ``defaults.Stream``, so a fit is the same for any ``n_jobs`` and any executor.
+"""
+import contextlib
+import copy
+import itertools
+from time import perf_counter
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._estimator import array_digest, restore_on_error, write_checkpoint
+from .._optional import tqdm
+from .._random import seed_sequence, substream
+from ..corpus import as_corpus, check_counts, corpus_features
+from ..stopping import Plateau
+from . import defaults, distributed, init, slice_sampler
+from .defaults import MONITOR_ROWS, RESUMABLE_PARAMS, SHUFFLE_BATCHES, Stream
+from .local import LocalExecutor
+from .split_merge import SplitMerge
+
+
+def matrix_minibatches(X, executor, batch_size, seed, start):
+    """Yield (rows, the rows as ``executor.take`` names them) for iterations ``start``,
+    ``start + 1``, ...: iteration t takes rows ``t * batch_size`` onwards (modulo the rows) of
+    its pass's seeded permutation, sorted; all rows when a batch holds them."""
+    n_rows, order = X.shape[0], (None, None)       # (pass, its permutation), drawn once a pass
+    for t in itertools.count(start):
+        epoch, offset = divmod(t * batch_size, n_rows)
+        if batch_size < n_rows and order[0] != epoch:
+            order = (epoch, np.random.default_rng(substream(seed, Stream.ORDER, epoch))
+                     .permutation(n_rows))
+        rows = (np.sort(order[1][offset:offset + batch_size]) if batch_size < n_rows
+                else np.arange(n_rows))
+        yield rows, executor.take(X, rows)
+
+
+def stream_minibatches(stream, batch_size, shuffle_buffer, seed):
+    """Yield (None, CSR minibatch) of a ``BowStream``, pass after pass, each drawn through the
+    pass's seeded shuffle buffer of ``shuffle_buffer`` documents."""
+    for epoch in itertools.count():
+        rng = np.random.default_rng(substream(seed, Stream.ORDER, epoch))
+        for _, X_rows in stream.minibatches(batch_size, shuffle_buffer, rng):
+            yield None, sp.csr_matrix(check_counts(X_rows))
+
+
+def read_state(model):
+    return slice_sampler.ChainState(model.theta_, model.sticks_, model.alpha_)
+
+
+def write_state(model, state):
+    model.theta_, model.sticks_, model.alpha_ = state.theta, state.sticks, state.alpha
+
+
+def new_chain(model, params, seed):
+    """Start the fitted attributes of a new chain with seed ``seed`` (``init.initial_state``)."""
+    model.sampler_, model.random_state_, model.base_concentration_ = params.sampler, seed, \
+        params.base
+    write_state(model, init.initial_state(params, model.n_features_in_, seed))
+    model.n_iter_, model.history_ = 0, []
+
+
+def summarise(model, z):
+    """The fitted attributes of the occupied components, given the allocations z."""
+    found = slice_sampler.summary(read_state(model), z)
+    model.n_components_ = found.occupied.size
+    model.weights_, model.components_, model.labels_ = found.weights, found.components, \
+        found.labels
+
+
+def new_plateau(params):
+    """The convergence check's state for a new fit (None without ``tol``)."""
+    return None if params.tol is None else Plateau(params.tol, params.n_iter_no_change)
+
+
+class Trainer:
+    """The loop of one ``fit`` (``fit=True``: it keeps time, ``history_``, the stop checks
+    and ``stop_reason_``) or ``partial_fit`` (its one iteration only) on ``model`` with the
+    resolved parameters ``params``; ``executor``: where the allocations run; ``n_total``: the
+    rows the counts are scaled to; ``move``: the split-merge move of the exact sampler;
+    ``heldout``: the rows ``history_`` scores; ``monitor``: the convergence check's rows,
+    scored every ``check_every`` iterations; ``checkpoints``: write them (``fit`` on a count
+    matrix)."""
+
+    def __init__(self, model, params, executor, n_total, *, fit=True, move=None, heldout=None,
+                 monitor=None, check_every=1, checkpoints=False):
+        self.model, self.params, self.executor, self.n_total = model, params, executor, n_total
+        self.kernel = slice_sampler.Kernel.of(params, model.sampler_)
+        self.fit, self.move, self.heldout, self.monitor = fit, move, heldout, monitor
+        self.check_every = check_every
+        self.checkpoint_every = params.checkpoint_every if checkpoints else None
+
+    def run(self, batches, end_iter):
+        """Iterate on ``batches`` ((rows or None, minibatch) pairs) until ``n_iter_`` reaches
+        ``end_iter`` or a stop check fires. An exception after an iteration completed keeps
+        the completed ones (``stop_reason_`` "interrupted"); before, the caller undoes the
+        call (``undone_if_untrained``)."""
+        model, batches = self.model, iter(batches)
+        first, reason, z = model.n_iter_, "max_iter", getattr(model, "_z", None)
+        progress = None
+        try:
+            progress = self._progress(end_iter - first) if self.fit else None
+            while model.n_iter_ < end_iter:
+                asked = perf_counter()       # reading a streamed minibatch counts as training
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                rows, X_rows = batch
+                with self.transaction(rows):
+                    z = self.step(X_rows, rows)
+                    if self.fit:
+                        model.training_seconds_ += perf_counter() - asked
+                        self._record(z)
+                if progress is not None:
+                    progress.update(1)
+                if self.checkpoint_every and model.n_iter_ % self.checkpoint_every == 0:
+                    summarise(model, z)
+                    write_checkpoint(model, model.checkpoint_path)
+                stop = self._stop_reason(z) if self.fit else None
+                if stop is not None:
+                    reason = stop
+                    break
+        except BaseException:
+            if model.n_iter_ != first:
+                model.stop_reason_ = "interrupted"
+                summarise(model, z)
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        if self.fit:
+            model.stop_reason_, model.interrupted_ = reason, False
+        summarise(model, z)
+
+    @contextlib.contextmanager
+    def transaction(self, rows):
+        """Run one iteration; if it raises (Ctrl-C included), put the model back as it was
+        before it: its attributes (rebound by the iteration, never written in place) and the
+        allocations ``_z[rows]`` of a count matrix's rows (written in place; ``rows`` None:
+        none)."""
+        model = self.model
+        saved = dict(model.__dict__)
+        z_before = None if rows is None else model._z[rows]
+        try:
+            yield
+        except BaseException:
+            if rows is not None:
+                model._z[rows] = z_before
+            model.__dict__.update(saved)
+            raise
+
+    def step(self, X_rows, rows):
+        """One iteration of the chain on the minibatch ``X_rows``: the rows ``rows`` of a count
+        matrix (their allocations kept in ``_z``), or None (rows new to the chain). Returns
+        the allocations the model's summary uses (``_z``, or the minibatch's)."""
+        model, t = self.model, self.model.n_iter_
+        rng = np.random.default_rng(substream(model.random_state_, Stream.STEP, t))
+        kept = None if rows is None else model._z
+        state, z = slice_sampler.iterate(
+            read_state(model), self.kernel, self.executor, X_rows,
+            None if rows is None else kept[rows], self.n_total, t, rng, kept=kept, rows=rows,
+            move=self.move)
+        write_state(model, state)
+        model.n_iter_ = t + 1
+        return z if kept is None else kept
+
+    def _stop_reason(self, z):
+        """After an iteration: "max_time" when the budget is spent, "converged" on a plateau of
+        the check, else None."""
+        model, params = self.model, self.params
+        if params.max_time is not None and model.training_seconds_ >= params.max_time:
+            return "max_time"
+        if self.monitor is not None and model.n_iter_ % self.check_every == 0 \
+                and self._converged(z):
+            return "converged"
+        return None
+
+    def _converged(self, z):
+        """Score the current state on the monitor rows; True on a plateau (``tol``)."""
+        model = self.model
+        summarise(model, z)
+        plateau = copy.copy(model._plateau)        # rebound: an interruption keeps the old one
+        done = plateau.update(-model.score(self.monitor))
+        model._plateau = plateau
+        return done
+
+    def _record(self, z):
+        """Every ``evaluate_every`` iterations, an entry of ``history_``."""
+        model, every = self.model, self.params.evaluate_every
+        if not every or model.n_iter_ % every:
+            return
+        summarise(model, z)
+        entry = dict(iteration=model.n_iter_, seconds=model.training_seconds_,
+                     alpha=model.alpha_, n_components=model.n_components_,
+                     score=None if self.heldout is None else model.score(self.heldout))
+        model.history_ = model.history_ + [entry]   # rebound: an undone iteration restores it
+        if model.verbose >= 2:
+            score = "" if entry["score"] is None else f", held-out score {entry['score']:.4f}"
+            print(f"iteration {entry['iteration']}: {entry['seconds']:.1f} s, alpha "
+                  f"{entry['alpha']:.3g}, {entry['n_components']} components{score}")
+
+    def _progress(self, total):
+        if not self.model.verbose:
+            return None
+        return tqdm()(total=total, desc=f"DP mixture ({self.model.sampler_})", unit="iter")
+
+
+# ---------------------------------------------------------------- the three ways to train
+@contextlib.contextmanager
+def undone_if_untrained(model, saved):
+    """Run a fit from its start on; if it raises before an iteration completed (Ctrl-C
+    included), put back the model's attributes ``saved``, those before the fit."""
+    first = model.n_iter_
+    try:
+        yield
+    except BaseException:
+        if model.n_iter_ == first:            # no iteration completed: nothing to keep
+            model.__dict__.clear()
+            model.__dict__.update(saved)
+        raise
+
+
+def fit_matrix(model, X, X_heldout):
+    """``fit`` on a count matrix: a new chain, or (``warm_start``) a resumed or continued
+    one, run to its end."""
+    saved = dict(model.__dict__)
+    X, heldout, params, executor = _start_matrix(model, X, X_heldout)
+    with undone_if_untrained(model, saved):
+        n_rows = X.shape[0]
+        gibbs = model.sampler_ == "gibbs"
+        batch = n_rows if gibbs else min(params.batch_size, n_rows)
+        monitor = None
+        if model._plateau is not None:
+            monitor = heldout if heldout is not None else _monitor_rows(X, model.random_state_)
+        move = SplitMerge(X, params.base) if gibbs and params.split_merge else None
+        trainer = Trainer(model, params, executor, n_rows, heldout=heldout, monitor=monitor,
+                          move=move, check_every=-(-n_rows // batch), checkpoints=True)
+        trainer.run(matrix_minibatches(X, executor, batch, model.random_state_, model.n_iter_),
+                    model._end_iter)
+
+
+def _monitor_rows(X, seed):
+    """The training rows the convergence check scores without ``X_heldout``: a seeded sample
+    of MONITOR_ROWS (all when fewer)."""
+    rng = np.random.default_rng(substream(seed, Stream.MONITOR, 0))
+    n = X.shape[0]
+    return X[np.sort(rng.choice(n, MONITOR_ROWS, replace=False))] if n > MONITOR_ROWS else X
+
+
+@restore_on_error
+def _start_matrix(model, X, X_heldout):
+    """Validate; start a new chain, resume an interrupted fit or continue a finished one
+    (``warm_start``). Returns (X, heldout, params, executor)."""
+    params = model._check_params()
+    resume = params.warm_start and getattr(model, "interrupted_", False)
+    extend = params.warm_start and hasattr(model, "_z") and not resume
+    X = model._read(X, reset=not (resume or extend))
+    params = model._check_params(X.shape[0], continuing=resume or extend)
+    executor = LocalExecutor() if model.client is None else _dask_executor(model, X, params)
+    heldout = None if X_heldout is None else check_counts(X_heldout)
+    if heldout is not None and heldout.shape[1] != X.shape[1]:
+        raise ValueError(f"X_heldout has {heldout.shape[1]} features, X has {X.shape[1]}")
+    fingerprint = {"X": array_digest(X.indptr, X.indices, X.data),
+                   "X_heldout": None if heldout is None else array_digest(
+                       heldout.indptr, heldout.indices, heldout.data),
+                   **{k: v for k, v in model.get_params().items() if k not in RESUMABLE_PARAMS}}
+    if resume or extend:
+        changed = [k for k in (fingerprint if resume else ["X"])
+                   if fingerprint[k] != model._fingerprint.get(k)]
+        if changed:
+            what = ("resumes the interrupted fit, which needs the same data and parameters"
+                    if resume else "continues the chain, which needs the same rows")
+            raise ValueError(f"warm_start {what}: {', '.join(changed)} differ")
+    if not resume:
+        if not extend:
+            start, seed = perf_counter(), seed_sequence(model.random_state)
+            new_chain(model, params, seed)
+            state, model._z = init.matrix_start(X, read_state(model), params, seed, executor)
+            write_state(model, state)
+            model.training_seconds_ = perf_counter() - start
+        else:
+            model.training_seconds_ = 0.0
+        model.total_samples_ = X.shape[0]
+        model._end_iter = model.n_iter_ + params.max_iter
+        model._plateau = new_plateau(params)
+    model.stop_reason_ = None
+    model._fingerprint, model.interrupted_ = fingerprint, True
+    return X, heldout, params, executor
+
+
+def _dask_executor(model, X, params):
+    """The ``DaskExecutor`` of the model's client, X cut into shards on its workers;
+    ValueError for the exact sampler."""
+    if params.sampler == "gibbs":
+        chose = (f" (sampler='auto' chose it for {X.shape[0]} rows, at most "
+                 f"AUTO_GIBBS_ROWS = {defaults.AUTO_GIBBS_ROWS})" if model.sampler == "auto"
+                 else "")
+        raise ValueError(
+            f"the exact sampler 'gibbs'{chose} does not run on a Dask client: its split-merge "
+            "moves change whole clusters at once, reading every row of the clusters they "
+            "touch, rows that would be scattered across the workers; with a client use "
+            "sampler='scir' (or 'sgrld'), whose rows are allocated one at a time")
+    return distributed.DaskExecutor(model.client,
+                                    distributed.ShardedCorpus.scatter(model.client, X))
+
+
+def fit_stream(model, corpus, X_heldout):
+    """``fit`` on a streamed bag-of-words corpus: SCIR or SGRLD on minibatches drawn through a
+    seeded shuffle buffer, rows new to the chain each time, a pilot on the first minibatches
+    of a pass."""
+    if model.client is not None:
+        raise TypeError("with a client, fit takes a count matrix (cut into shards held by "
+                        "the workers): a streamed corpus's rows are read by this process; "
+                        "fit it without a client")
+    params = model._check_params()
+    if params.sampler == "gibbs":
+        raise ValueError("sampler='gibbs' sweeps every row each iteration: a streamed corpus "
+                         "takes 'scir', 'sgrld' or 'auto' (SCIR)")
+    if params.warm_start:
+        raise ValueError("warm_start does not apply to a streamed corpus: its rows keep no "
+                         "allocations to resume from")
+    if corpus_features(corpus) is None:
+        raise ValueError("a streamed corpus must declare its number of columns as "
+                         "n_features (simplexsg.datasets.UCIBowCorpus and LDACCorpus do); "
+                         "a list of documents or a count matrix is read into memory")
+    stream = as_corpus(corpus)
+    saved = dict(model.__dict__)
+    heldout, pilot_rows = _start_stream(model, stream, X_heldout, params)
+    with undone_if_untrained(model, saved):
+        n_rows = model.total_samples_
+        batch = min(params.batch_size, n_rows)
+        buffer = (SHUFFLE_BATCHES * batch if params.shuffle_buffer is None
+                  else params.shuffle_buffer)
+        monitor = None
+        if model._plateau is not None:
+            monitor = heldout if heldout is not None else pilot_rows
+        trainer = Trainer(model, params, LocalExecutor(), n_rows, heldout=heldout,
+                          monitor=monitor, check_every=-(-n_rows // batch))
+        trainer.run(stream_minibatches(stream, batch, buffer, model.random_state_),
+                    model._end_iter)
+
+
+@restore_on_error
+def _start_stream(model, stream, X_heldout, params):
+    """Validate a streamed fit's held-out rows and start its chain (``init.stream_start``).
+    Returns the held-out rows (or None) and the first MONITOR_ROWS pilot rows (the
+    convergence check's without them)."""
+    model.__dict__.pop("_z", None)             # no allocations are kept
+    model.n_features_in_ = stream.n_features
+    heldout = None if X_heldout is None else check_counts(X_heldout)
+    if heldout is not None and heldout.shape[1] != stream.n_features:
+        raise ValueError(f"X_heldout has {heldout.shape[1]} features, the corpus "
+                         f"{stream.n_features}")
+    start, seed = perf_counter(), seed_sequence(model.random_state)
+    new_chain(model, params, seed)
+    state, X_pilot, model.total_samples_ = init.stream_start(stream, read_state(model), params,
+                                                             seed)
+    write_state(model, state)
+    model.training_seconds_ = perf_counter() - start
+    model._end_iter, model._plateau = params.max_iter, new_plateau(params)
+    model.stop_reason_, model.interrupted_ = None, True
+    return heldout, X_pilot[:MONITOR_ROWS]
+
+
+def partial_fit(model, X, params, total):
+    """One iteration on the CSR rows X, new to the chain (a new one of ``total`` rows when the
+    model has none); the caller restores the model if it raises."""
+    if not hasattr(model, "theta_"):
+        new_chain(model, params, seed_sequence(model.random_state))
+        model.total_samples_, model.stop_reason_ = total, None
+    model.interrupted_ = False          # the chain goes on from here: nothing to resume
+    Trainer(model, params, LocalExecutor(), model.total_samples_, fit=False).run(
+        [(None, X)], model.n_iter_ + 1)

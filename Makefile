@@ -37,10 +37,10 @@ demo: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
+# The short form (--quick) of every script in benchmarks/, one after another: each writes
+# benchmarks/results/quick/NAME.json (and NAME.log); bench.json there has their wall seconds.
 bench: $(STAMP)
-	$(PY) benchmarks/scir_throughput.py --out benchmarks/results
-	$(PY) benchmarks/gibbs_throughput.py --out benchmarks/results/gibbs_throughput.json
-	$(PY) benchmarks/lda_peers.py --out benchmarks/results/lda_peers.json
+	$(PY) -m benchmarks.harness.suite --quick --out benchmarks/results/quick/bench.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info simplexsg/_ext/*.c simplexsg/_ext/*.so docs/_build \

@@ -2,15 +2,15 @@
 file, each with the same training budget (#13).
 
 Data: a mixture of K = 40 multinomials over 300 categories (components Dirichlet(0.1), weights
-Dirichlet(0.5), rows of 1 + Poisson(19) counts), 10^6 training rows written to a UCI file in
-``--workdir`` and 5,000 held-out rows. Each fit is ``DPMixture(sampler, max_time=--seconds,
-max_iter=NO_ITER_LIMIT)`` (``max_time`` only caps ``max_iter``: the budget ends the fit) with no
-other setting; reported: iterations, held-out score (mean log predictive per row), ARI
-and occupied clusters.
+Dirichlet(0.5), rows of 1 + Poisson(19) counts), 10^6 training rows (``--rows``) written to a
+UCI file in ``--workdir`` and 5,000 held-out rows. Each fit is ``DPMixture(sampler,
+max_time=--seconds, max_iter=NO_ITER_LIMIT)`` (``max_time`` only caps ``max_iter``: the budget
+ends the fit) with no other setting; reported: iterations, held-out score (mean log predictive
+per row), ARI and occupied clusters.
 
-    python benchmarks/dp_million.py --seconds 120 --out benchmarks/results      # about 8 minutes
+    python benchmarks/dp_million.py --seconds 120 --out benchmarks/results/dp_million.json
+    # about 8 minutes
 """
-import argparse
 import json
 import time
 from pathlib import Path
@@ -22,34 +22,38 @@ from sklearn.metrics import adjusted_rand_score
 from simplexsg import DPMixture
 from simplexsg.datasets import UCIBowCorpus, make_multinomial_mixture, save_uci_bow
 
+from harness import cli
+
 N_ROWS, N_TEST, K, CHUNK = 1_000_000, 5_000, 40, 100_000
 #: ``max_iter`` of every fit: more iterations than any budget allows, so ``max_time`` ends it.
 NO_ITER_LIMIT = 10**9
 
 
-def mixture():
-    """(X, labels, X_test, labels_test), drawn in chunks of CHUNK rows from one mixture."""
+def mixture(n_rows=N_ROWS):
+    """(X, labels, X_test, labels_test): ``n_rows`` training rows and N_TEST held-out ones,
+    drawn in chunks of CHUNK rows from one mixture (the first rows the same for any
+    ``n_rows``)."""
     weights = np.random.default_rng(11).dirichlet(np.full(K, 0.5))
     components = make_multinomial_mixture(1, 300, K, weights=weights, concentration=0.1,
                                           random_state=11)[2]
     rng = np.random.default_rng(12)
     blocks, labels = [], []
-    for _ in range(-(-(N_ROWS + N_TEST) // CHUNK)):
+    for _ in range(-(-(n_rows + N_TEST) // CHUNK)):
         label = rng.choice(K, size=CHUNK, p=weights)
         blocks.append(sp.csr_matrix(rng.multinomial(1 + rng.poisson(19, size=CHUNK),
                                                     components[label])))
         labels.append(label)
     X, labels = sp.vstack(blocks, format="csr"), np.concatenate(labels)
-    return X[:N_ROWS], labels[:N_ROWS], X[N_ROWS:N_ROWS + N_TEST], labels[N_ROWS:N_ROWS + N_TEST]
+    return X[:n_rows], labels[:n_rows], X[n_rows:n_rows + N_TEST], labels[n_rows:n_rows + N_TEST]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.Parser(__file__, __doc__, quick=dict(rows=100_000, seconds=10.0))
     parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--rows", type=int, default=N_ROWS, help="training rows")
     parser.add_argument("--workdir", default="/tmp", help="where the UCI file is written")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    X, labels, X_test, labels_test = mixture()
+    X, labels, X_test, labels_test = mixture(args.rows)
     path = Path(args.workdir) / "dp_million.docword.txt"
     save_uci_bow(X, path)
     results = []
@@ -62,11 +66,10 @@ def main():
         results.append(dict(
             run=name, wall_seconds=time.perf_counter() - start, iterations=dp.n_iter_,
             score=dp.score(X_test), ari=adjusted_rand_score(labels_test, dp.predict(X_test)),
-            clusters=int(dp.n_components_), true_clusters_1pct=int(np.sum(sizes >= 0.01 * N_ROWS))))
+            clusters=int(dp.n_components_),
+            true_clusters_1pct=int(np.sum(sizes >= 0.01 * args.rows))))
         print(json.dumps(results[-1]), flush=True)
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "dp_million.json").write_text(json.dumps(results, indent=1))
+    cli.write_results(dict(rows=args.rows, seconds=args.seconds, runs=results), args.out)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 fitted by SCIR, SGRLD and exact Gibbs, with the number of clusters and alpha over time.
 
 Data: UCI "Anonymous Microsoft Web Data", train = ``anonymous-msweb.data`` (32,711 users),
-test = ``anonymous-msweb.test`` (5,000 users), read from ``--data`` (default
-``$SIMPLEXSG_DATA/msweb``). ``--iterations`` iterations (paper: 1000), ``--seeds`` seeds
-(default 5: seeds 0-4).
+test = ``anonymous-msweb.test`` (5,000 users), read from ``msweb/`` in the data folder
+(``--data``, default ``$SIMPLEXSG_DATA``; without them the script records that it skipped).
+``--iterations`` iterations (paper: 1000), ``--seeds`` seeds (default 5: seeds 0-4).
 
 What each sampler runs (``DPMixture`` defaults; no option is set per sampler):
 * the same model for all three: base concentration 0.5, alpha ~ Gamma(1, 1) starting at its
@@ -34,19 +34,17 @@ Timing per run: ``wall_seconds`` (``time.perf_counter``) and ``cpu_seconds``
 included, and their per-iteration values; ``seconds_per_iteration`` is the training-only wall time
 per iteration from ``history_``. CPU time is the figure to compare when the machine is shared.
 
-    python benchmarks/dp_msweb.py --out benchmarks/results
+    python benchmarks/dp_msweb.py --out benchmarks/results/dp_msweb.json
 """
-import argparse
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 from simplexsg import DPMixture
 from simplexsg._optional import pyplot
-from simplexsg.datasets import load_msweb
 from simplexsg.dpmixture import log_multinomial_coefficient
+
+from harness import cli, corpora
 
 SAMPLERS = ("scir", "sgrld", "gibbs")
 
@@ -58,15 +56,16 @@ def one_multinomial(X_train, X_test, base=0.5):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=None, help="msweb directory (default $SIMPLEXSG_DATA/msweb)")
-    parser.add_argument("--out", default="benchmarks/results")
-    parser.add_argument("--seeds", type=int, default=5)
+    parser = cli.Parser(__file__, __doc__, seeds=5, data=True,
+                        quick=dict(seeds=1, iterations=50))
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=SAMPLERS)
     args = parser.parse_args()
-    train, test = load_msweb(args.data, "train"), load_msweb(args.data, "test")
+    try:
+        train, test = corpora.msweb(args.data, "train"), corpora.msweb(args.data, "test")
+    except corpora.Absent as exc:
+        cli.skip(f"msweb: {exc}", args.out)
     log_coef = float(np.mean(log_multinomial_coefficient(test.X)))
     baseline = one_multinomial(train.X, test.X)
     print(f"msweb: {train.X.shape[0]} training users, {test.X.shape[0]} test users; "
@@ -118,10 +117,11 @@ def main():
     print("ms/iteration: training only (history_), wall; s/iteration: whole fit with held-out "
           "evaluations, median over seeds, wall (perf_counter) and CPU (process_time)")
     print(f"one multinomial: {baseline:.3f}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "dp_msweb.json").write_text(json.dumps(results, indent=1))
+    cli.write_results(results, args.out, plot)
 
+
+def plot(results, path):
+    baseline = results["baseline_one_multinomial"]
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     for sampler, color in zip(SAMPLERS, ("C0", "C3", "k")):
@@ -138,7 +138,7 @@ def main():
         ax.legend()
     axes[0].set_ylim(baseline - 0.8, baseline + 0.3)
     fig.tight_layout()
-    fig.savefig(out / "dp_msweb.png", dpi=120)
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

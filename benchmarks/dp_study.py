@@ -21,23 +21,23 @@ least 1% of the rows and held-out ARI, and the gaps of the default (``sampler="a
 SCIR to the best sampler, in percent of the best score's magnitude; for the synthetic sets, the
 default's recovered clusters (true clusters with >= 1% of the rows that are the majority label
 of exactly one found cluster >= 1%) + extra ones (found clusters >= 1% beyond those), per seed.
-JSON + one PNG per data set.
+The JSON at --out (the data sets under "sets") and beside it a PNG per data set
+(``<stem>_<set>.png``).
 
-    python benchmarks/dp_study.py --out benchmarks/results            # about 25 minutes
-    python benchmarks/dp_study.py --quick                              # a minute
+    python benchmarks/dp_study.py --out benchmarks/results/dp_study.json    # about 25 minutes
+    python benchmarks/dp_study.py --quick                                    # a minute
 """
-import argparse
-import json
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
-from simplexsg.datasets import load_msweb, load_uci_bow, make_multinomial_mixture
-from simplexsg.dpmixture.estimator import AUTO_GIBBS_ROWS
+from simplexsg._optional import pyplot
+from simplexsg.datasets import make_multinomial_mixture
+from simplexsg.dpmixture.defaults import auto_sampler
+
+from harness import cli, corpora
 
 SAMPLERS = ("scir", "sgrld", "gibbs")
 #: name: (K, N, weight concentration a, seed, group)
@@ -65,8 +65,8 @@ def synthetic(K, N, a, seed):
     return X[:N], X[N:], labels[:N], labels[N:]
 
 
-def corpus(name, root):
-    X = load_uci_bow(root / "corpora" / name / "docword.txt.gz")[0].tocsr()
+def corpus(name, data_dir):
+    X = corpora.uci_counts(name, data_dir)
     X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
     order = np.random.default_rng(0).permutation(X.shape[0])
     n_test = min(HELDOUT_ROWS, X.shape[0] // 5)
@@ -74,21 +74,32 @@ def corpus(name, root):
     return X[np.sort(order[:n_train])], X[np.sort(order[-n_test:])], None, None
 
 
-def data_sets(which, root):
-    """(name, group, loader) of the chosen sets; a set whose files are absent is skipped."""
-    out = [(name, spec[4], lambda spec=spec: synthetic(*spec[:4]))
+def data_sets(which, data_dir):
+    """(name, group, loader) of the chosen sets (names, or a group, or "all"); a set of the
+    data folder that is not there is skipped with a message."""
+    out = [(name, spec[4], None, lambda spec=spec: synthetic(*spec[:4]))
            for name, spec in SYNTHETIC.items()]
-    if root is not None and (root / "msweb").exists():
-        out.append(("msweb", "tuning", lambda: (load_msweb(root / "msweb", "train").X,
-                                                load_msweb(root / "msweb", "test").X, None, None)))
-    for name in CORPORA:
-        if root is not None and (root / "corpora" / name).exists():
-            out.append((name, "heldout", lambda name=name: corpus(name, root)))
+    out.append(("msweb", "tuning", ("msweb",),
+                lambda: (corpora.msweb(data_dir, "train").X, corpora.msweb(data_dir, "test").X,
+                         None, None)))
+    out += [(name, "heldout", ("corpora", name), lambda name=name: corpus(name, data_dir))
+            for name in CORPORA]
     if which in ("tuning", "heldout"):
-        return [s for s in out if s[1] == which]
-    if which == "all":
-        return out
-    return [s for s in out if s[0] in which]
+        chosen = [s for s in out if s[1] == which]
+    else:
+        chosen = [s for s in out if which == "all" or s[0] in which]
+    return [(name, group, load) for name, group, needs, load in chosen
+            if needs is None or present(data_dir, *needs)]
+
+
+def present(data_dir, *parts):
+    """Whether the data folder holds ``parts``; if not, say so."""
+    try:
+        corpora.data_path(data_dir, *parts)
+        return True
+    except corpora.Absent as exc:
+        print(f"skipping {parts[-1]}: {exc}", flush=True)
+        return False
 
 
 def budget(X):
@@ -133,11 +144,6 @@ def run(sampler, X, X_test, labels, labels_test, seconds, seed):
                 wall_seconds=time.perf_counter() - start)
 
 
-def default_sampler(n_rows):
-    """The sampler of ``DPMixture()`` ("auto") on a data set of ``n_rows`` rows."""
-    return "gibbs" if n_rows <= AUTO_GIBBS_ROWS else "scir"
-
-
 def summarise(results):
     """Per data set: each sampler's median score, clusters >= 1% and ARI over seeds; the gaps
     of the default ("auto") and of SCIR to the best sampler, in percent of its magnitude."""
@@ -150,7 +156,7 @@ def summarise(results):
                    None if rs[0]["ari"] is None else np.median([r["ari"] for r in rs]))
                for s, rs in by.items() if rs}
         best = max(m[0] for m in med.values())
-        default = default_sampler(entry["n_rows"])
+        default = auto_sampler(entry["n_rows"])
         gap, scir_gap = (100 * (best - med[s][0]) / abs(best) if s in med else float("nan")
                          for s in (default, "scir"))
         cells = " ".join(f"{m[0]:12.3f} {m[1]:4.0f} {'' if m[2] is None else f'{m[2]:.3f}':>5}"
@@ -164,13 +170,14 @@ def summarise(results):
     return "\n".join(lines)
 
 
-def plot(entry, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
+def plot(results, path):
+    """A PNG per data set: ``<stem>_<set>.png`` beside ``path``."""
+    for entry in results["sets"]:
+        plot_set(entry, path.with_name(f"{path.stem}_{entry['name']}.png"))
+
+
+def plot_set(entry, path):
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, sampler in enumerate(SAMPLERS):
         for r in entry["runs"]:
@@ -187,36 +194,27 @@ def plot(entry, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.Parser(__file__, __doc__, seeds=2, data=True, summary_only=True,
+                        quick=dict(sets=["mix-K5-N1e3", "mix-K20-N1e3"], seeds=1, budget=5.0))
     parser.add_argument("--sets", nargs="+", default=["all"],
                         help="names, or tuning / heldout / all")
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="two small sets, 1 seed, 5 s each")
-    parser.add_argument("--data", default=None, help="folder holding msweb/ and corpora/ "
-                        "(default: $SIMPLEXSG_DATA; without it the synthetic sets only)")
-    parser.add_argument("--out", default=None)
-    parser.add_argument("--summary-only", nargs="+", metavar="PATH")
+    parser.add_argument("--budget", type=float, help="seconds per sampler (default: by size, "
+                        "``budget``)")
     args = parser.parse_args()
     if args.summary_only:
-        results = sum((json.loads(Path(p).read_text()) for p in args.summary_only), [])
-        print(summarise(results))
+        print(summarise([entry for saved in cli.read_results(args.summary_only)
+                         for entry in (saved if isinstance(saved, list) else saved["sets"])]))
         return
-    data = args.data or os.environ.get("SIMPLEXSG_DATA")
-    root = Path(data) if data else None
     which = args.sets[0] if len(args.sets) == 1 and args.sets[0] in ("all", "tuning",
                                                                        "heldout") else args.sets
-    sets = data_sets(["mix-K5-N1e3", "mix-K20-N1e3"] if args.quick else which, root)
-    seeds = 1 if args.quick else args.seeds
-    if root is None:
-        print("no data folder ($SIMPLEXSG_DATA or --data): msweb and the corpora are skipped")
-    results = []
-    for name, group, load in sets:
+    results = {"settings": vars(args), "sets": []}
+    for name, group, load in data_sets(which, args.data):
         X, X_test, labels, labels_test = load()
-        seconds = 5.0 if args.quick else budget(X)
+        seconds = args.budget or budget(X)
         entry = dict(name=name, group=group, n_rows=X.shape[0], n_features=X.shape[1],
                      budget=seconds, runs=[], true_clusters_1pct=None if labels is None else
                      int(np.sum(np.bincount(labels) >= 0.01 * labels.size)))
-        for seed in range(seeds):
+        for seed in range(args.seeds):
             for sampler in SAMPLERS:
                 r = run(sampler, X, X_test, labels, labels_test, seconds, seed)
                 entry["runs"].append(r)
@@ -225,13 +223,10 @@ def main():
                 print(f"{name} seed {seed} {sampler:>5}: score {r['score']:.3f}, "
                       f"{r['clusters_1pct']} clusters >= 1%{ari}, {r['iterations']} iterations",
                       flush=True)
-        results.append(entry)
-        if args.out:
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-            plot(entry, out / f"dp_study_{name}.png")
-            (out / "dp_study.json").write_text(json.dumps(results, indent=1))
-    print(summarise(results))
+        results["sets"].append(entry)
+        cli.write_results(results, args.out)
+    cli.write_results(results, args.out, plot)
+    print(summarise(results["sets"]))
 
 
 if __name__ == "__main__":

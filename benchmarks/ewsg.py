@@ -15,22 +15,21 @@ its centre. Each method gets the same budget, so EWSG (M = 1) runs half as many 
 Medians over seeds. Step sizes are fixed (not tuned per method beyond stability).
 
     python benchmarks/ewsg.py --out benchmarks/results/ewsg.json          # full
-    python benchmarks/ewsg.py --quick --out /tmp/ewsg_quick.json
+    python benchmarks/ewsg.py --quick                                     # 3 seeds, fewer passes
 """
-import argparse
-import json
-import os
 import time
 
 import numpy as np
 from scipy.special import expit
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 from simplexsg.sgmcmc import (SGHMC, SGLD, ControlVariateGradient, GaussianLocationModel,
                               LogisticRegressionModel, MinibatchGradient, find_centre, sample)
+from simplexsg._optional import pyplot
 from simplexsg.sgmcmc.ewsg import ExponentiallyWeightedGradient
+
+from harness import cli
+from harness.corpora import stratified_split
 
 
 def methods(b, h_sghmc, friction, h_sgld, centre):
@@ -82,11 +81,8 @@ LOGISTIC_SETS = {"breast_cancer": binary(load_breast_cancer, [1]),
 
 
 def logistic(seed, passes, n_chains, b=10, load=LOGISTIC_SETS["breast_cancer"]):
-    X, y = load()
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, stratify=y,
-                                              random_state=seed)
-    sc = StandardScaler().fit(X_tr)
-    X_tr, X_te = (np.column_stack([sc.transform(A), np.ones(len(A))]) for A in (X_tr, X_te))
+    X_tr, X_te, y_tr, y_te = stratified_split(*load(), seed)
+    X_tr, X_te = (np.column_stack([A, np.ones(len(A))]) for A in (X_tr, X_te))
     data, N = (X_tr, y_tr.astype(float)), len(y_tr)
     model = LogisticRegressionModel()
     centre = find_centre(model, data)
@@ -121,11 +117,10 @@ def median_table(runs, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer seeds, chains and passes")
-    parser.add_argument("--out", default="benchmarks/results/ewsg.json")
+    parser = cli.Parser(__file__, __doc__, seeds=5, quick=dict(seeds=3),
+                        quick_help="fewer chains and passes")
     args = parser.parse_args()
-    seeds = range(3 if args.quick else 5)
+    seeds = range(args.seeds)
     g_passes = [10, 30] if args.quick else [10, 30, 100]
     l_passes = [5, 20] if args.quick else [10, 40, 100]
     g_chains, l_chains = (500, 10) if args.quick else (2000, 20)
@@ -156,24 +151,22 @@ def main():
             print(f"{p:>6}  " + "  ".join(f"{acc[n]:.4f}/{ll[n]:.4f}" for n in names))
     print(f"{results['seconds']:.1f} s")
 
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
+    cli.write_results(results, args.out, plot)
+
+
+def plot(results, path):
+    passes = [int(p) for p in results["gaussian"]]
+    names = list(results["gaussian"][str(passes[0])]["median_kl"])
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for n in names:
-        ax.plot(g_passes, [results["gaussian"][str(p)]["median_kl"][n] for p in g_passes],
+        ax.plot(passes, [results["gaussian"][str(p)]["median_kl"][n] for p in passes],
                 "o-", label=n)
     ax.set(xscale="log", yscale="log", xlabel="data passes (per-datum gradients / n)",
            ylabel="median KL", title="2-D Gaussian")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.splitext(args.out)[0] + ".png", dpi=120)
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

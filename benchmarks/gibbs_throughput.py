@@ -1,6 +1,6 @@
 """Gibbs throughput in token-sweeps per second: our LDA local kernel beside tomotopy and `lda`.
 
-The kernels do not compute the same thing. Ours (``simplexsg.gibbs.gibbs_topic_counts``)
+The kernels do not compute the same thing. Ours (``simplexsg.lda.gibbs.gibbs_topic_counts``)
 resamples each token's topic with the topics phi FIXED and the document's proportions integrated
 out, ``p(z = k) ∝ (alpha_k + n_dk^-i) phi[k, w]``, as the local step of stochastic-gradient LDA
 needs. tomotopy (``tomotopy.LDAModel``) and `lda` (``lda.LDA``) run fully collapsed Gibbs, where
@@ -26,51 +26,35 @@ Timing, median of --repeats runs each, single process:
 
     python benchmarks/gibbs_throughput.py --out benchmarks/results/gibbs_throughput.json
 """
-import argparse
-import logging
-import platform
-import time
-
 import numpy as np
 
 from simplexsg.datasets import load_wiki_sample
-from simplexsg.gibbs import gibbs_topic_counts
+from simplexsg.lda.gibbs import gibbs_topic_counts
 
-from _common import tomotopy_model, tomotopy_topics, write_results
+from harness import cli, peers
+from harness.measure import median_seconds
 
 ALPHA, ETA = 0.1, 0.01
 SCIR_ALPHA = 0.005
 
 
-def median_time(run, repeats):
-    times = []
-    for r in range(repeats):
-        start = time.perf_counter()
-        run(r)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def tomotopy_rate_and_topics(X, K, n_tokens, sweeps, repeats, train):
     """Token-sweeps/s of tomotopy (1 worker) on a model trained ``train`` iterations, and its
     topics over the full vocabulary."""
-    model = tomotopy_model(X, K, ALPHA, ETA, seed=0)
+    model = peers.tomotopy_model(X, K, ALPHA, ETA, seed=0)
     model.train(train, workers=1)
     assert model.num_words == n_tokens
-    rate = n_tokens * sweeps / median_time(lambda r: model.train(sweeps, workers=1), repeats)
-    return rate, tomotopy_topics(model, X.shape[1], ETA)
+    seconds, _ = median_seconds(lambda r: model.train(sweeps, workers=1), repeats)
+    return n_tokens * sweeps / seconds, peers.tomotopy_topics(model, X.shape[1], ETA)
 
 
 def lda_rate(X, K, n_tokens, sweeps, repeats):
     """Token-sweeps/s of lda.LDA (marginal cost per iteration)."""
-    import lda
-    logging.getLogger("lda").setLevel(logging.ERROR)
-
-    def fit(n_iter):
-        return lambda r: lda.LDA(K, n_iter=n_iter, alpha=ALPHA, eta=ETA, random_state=r,
-                                 refresh=10 ** 9).fit(X)
-    t_short = median_time(fit(2), repeats)
-    t_long = median_time(fit(2 + sweeps), repeats)
+    def fit_seconds(n_iter):
+        return float(np.median([peers.lda_fit(X, K, ALPHA, ETA, r, n_iter, refresh=10 ** 9)
+                                .seconds for r in range(repeats)]))
+    t_short = fit_seconds(2)
+    t_long = fit_seconds(2 + sweeps)
     return n_tokens * sweeps / (t_long - t_short)
 
 
@@ -78,12 +62,11 @@ def ours_rate(X, topics, alpha, n_tokens, sweeps, repeats, n_jobs):
     def run(r):
         gibbs_topic_counts(X, topics, alpha, n_sweeps=sweeps, burn_in=sweeps // 2, seed=0,
                            iteration=r, n_jobs=n_jobs)
-    return n_tokens * (sweeps + 1) / median_time(run, repeats)
+    return n_tokens * (sweeps + 1) / median_seconds(run, repeats)[0]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="benchmarks/results/gibbs_throughput.json")
+    parser = cli.Parser(__file__, __doc__, quick=dict(repeats=3, train=50, topics=[20, 100]))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sweeps", type=int, default=20)
     parser.add_argument("--train", type=int, default=200,
@@ -96,8 +79,7 @@ def main():
     results = {"corpus": "simplexsg.datasets.load_wiki_sample().X_train",
                "documents": X.shape[0], "vocabulary": X.shape[1], "tokens": n_tokens,
                "sweeps": args.sweeps, "repeats": args.repeats, "tomotopy_training": args.train,
-               "alpha": ALPHA, "eta": ETA, "machine": platform.processor() or platform.machine(),
-               "unit": "token-sweeps per second", "K": {}}
+               "alpha": ALPHA, "eta": ETA, "unit": "token-sweeps per second", "K": {}}
     for K in args.topics:
         rates = {}
         rates["tomotopy (1 worker)"], topics = tomotopy_rate_and_topics(
@@ -126,7 +108,7 @@ def main():
             cells += (f"{'-':>18}" if entry is None else
                       f"{entry['token_sweeps_per_s'] / 1e6:11.2f} ({entry['ratio_to_tomotopy']:4.2f})")
         print(f"{name:<36}{cells}")
-    write_results(results, args.out)
+    cli.write_results(results, args.out)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ same fits, by held-out perplexity, after 5, 10 and 20 passes.
 
 A fit of unknown length (``max_time``, ``tol``, an interruption) must hold an average at every
 step, so the window is a rule of the steps taken so far, T (``simplexsg.averaging``). This
-scores such rules on the study's corpora, grid and evaluator (``lda_study.study_corpora``: K
+scores such rules on the study's corpora, grid and evaluator (``harness.study``: K
 20-200 by corpus size, alpha 0.1, beta in {0.01, 0.1}, document completion with the fixed-point
 fold-in), one thread. Each row is one default fit that keeps every step's topics
 (``burn_in=0, n_topic_samples`` = its steps: the same chain as the defaults, the window does not
@@ -30,18 +30,16 @@ more than 1% worse or better; the same for the exact ``components_``.
     python benchmarks/lda_averaging.py --summary-only benchmarks/results/lda_averaging*.json
 """
 import json
-from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
 from simplexsg.lda.defaults import default_batch_size, default_passes
 
-from _common import write_results
-from lda_levers import print_summary, ratio_summary, study_arguments
-from lda_study import ALPHA, BETAS, corpus_names, study_corpora
+from harness import cli
+from harness.study import (ALPHA, QUICK, add_grid_options, print_ratio_summary, ratio_summary,
+                           study_grid)
 
 PASSES = (5, 10, 20)
 BASELINE = "doubling"
@@ -119,28 +117,23 @@ def summarise(rows):
 
 
 def main():
-    parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_averaging.json", 1)
-    parser.add_argument("--K", type=int, nargs="+", help="default: the study's grid")
+    parser = cli.Parser(__file__, __doc__, quick=QUICK, seeds=1, data=True, summary_only=True)
+    add_grid_options(parser, ["tuning"])
     args = parser.parse_args()
     if args.summary_only:
-        runs = [json.loads(Path(path).read_text()) for path in args.summary_only]
-        print_summary(summarise([row for run in runs for row in run["rows"]]), "rule, passes")
+        rows = [row for run in cli.read_results(args.summary_only) for row in run["rows"]]
+        print_ratio_summary(summarise(rows), "rule, passes")
         return
     results = dict(settings=vars(args), baseline=BASELINE, corpora={}, skipped={}, rows=[],
                    summary={})
-    with threadpool_limits(1):
-        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
-                                                        results):
-            for K in args.K or grid:
-                for beta in BETAS:
-                    for seed in range(args.seeds):
-                        row = dict(corpus=name, K=K, beta=beta, seed=seed,
-                                   **score_windows(X_train, K, beta, seed, score))
-                        results["rows"].append(row)
-                        print(json.dumps(row), flush=True)
-                results["summary"] = summarise(results["rows"])
-                write_results(results, args.out)
-    print_summary(results["summary"], "rule, passes")
+    for name, X_train, score, K, beta, seed in study_grid(args, results):
+        row = dict(corpus=name, K=K, beta=beta, seed=seed,
+                   **score_windows(X_train, K, beta, seed, score))
+        results["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        results["summary"] = summarise(results["rows"])
+        cli.write_results(results, args.out)
+    print_ratio_summary(results["summary"], "rule, passes")
 
 
 if __name__ == "__main__":

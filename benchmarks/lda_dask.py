@@ -1,7 +1,7 @@
 """SCIR-LDA on a local Dask cluster of 1 and 2 worker processes against the in-process fit.
 
 One pass of ``SCIRLDA(n_components=K, batch_size=B, random_state=0)`` over the synthetic
-corpus of ``_common.synthetic_chunks`` (10^5 documents of mean length 100, V = 20,000), in
+corpus of ``harness.corpora.synthetic_chunks`` (10^5 documents of mean length 100, V = 20,000), in
 this process and with ``client=`` a ``LocalCluster`` of n = 1, 2 worker processes (one
 thread each, loopback only). Per case: steps per second (``n_batch_iter_ /
 training_seconds_``), the seconds per step spent waiting for the local step (the executor's
@@ -13,9 +13,6 @@ in-process ones bit for bit.
     python benchmarks/lda_dask.py --out benchmarks/results/lda_dask.json
     python benchmarks/lda_dask.py --quick       # 10^4 documents
 """
-import argparse
-import os
-import platform
 from time import perf_counter
 
 import numpy as np
@@ -23,7 +20,9 @@ import numpy as np
 from simplexsg import SCIRLDA
 from simplexsg.lda import distributed as dask_lda
 
-from _common import SYNTH_WORDS, synthetic_chunks, write_results
+from harness import cli
+from harness.corpora import SYNTH_WORDS, synthetic_chunks
+from harness.measure import timed_fit
 
 
 class TimedExecutor(dask_lda.DaskExecutor):
@@ -45,23 +44,20 @@ class TimedExecutor(dask_lda.DaskExecutor):
 
 
 def fit(X, K, batch_size, client=None):
-    start = perf_counter()
-    model = SCIRLDA(K, batch_size=batch_size, max_iter=1, random_state=0, client=client).fit(X)
-    return model, perf_counter() - start
+    return timed_fit(SCIRLDA(K, batch_size=batch_size, max_iter=1, random_state=0,
+                             client=client), X)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.Parser(__file__, __doc__, quick=dict(documents=10_000))
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=1000)
-    parser.add_argument("--quick", action="store_true", help="10^4 documents")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args()
     import dask
     from distributed import Client, LocalCluster
 
-    n_docs = 10_000 if args.quick else args.documents
+    n_docs = args.documents
     K, B = args.topics, args.batch_size
     X = next(synthetic_chunks(n_docs, 100))
     dask_lda.DaskExecutor = TimedExecutor
@@ -98,11 +94,8 @@ def main():
         print(f"| {r['case']} | {r['steps_per_second']:.2f} | {timing[0]} | {timing[1]} | "
               f"{r['sent'] / 2**20:.2f} | {r['received'] / 2**20:.2f} | {r['setup']:.1f} | "
               f"{r['identical']} |")
-    if args.out:
-        write_results(dict(machine=platform.processor() or platform.machine(),
-                           cpus=os.cpu_count(), documents=n_docs, tokens=int(X.sum()),
-                           words=SYNTH_WORDS, topics=K, batch_size=B, steps=steps, cases=rows),
-                      args.out)
+    cli.write_results(dict(documents=n_docs, tokens=int(X.sum()), words=SYNTH_WORDS, topics=K,
+                           batch_size=B, steps=steps, cases=rows), args.out)
 
 
 if __name__ == "__main__":

@@ -22,54 +22,47 @@ alpha is chosen on the test documents, which favours it, so the script compares 
 paired on 6 fresh seeds (3..8): learned minus best, -15 +- 21 at beta 0.01 (best 0.3) and
 +10 +- 22 at beta 0.1 (best 0.1), i.e. no difference within one standard error.
 """
-import argparse
-import os
-import platform
-import time
-
 import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.datasets import load_wiki_sample
 
-from _common import EVALUATION, completion_perplexity, write_results
+from harness import cli, peers
+from harness.evaluation import EVALUATION, completion_perplexity
+from harness.measure import medians
 
 K, BETAS, GRID, START = 20, (0.01, 0.1), (0.01, 0.03, 0.1, 0.3, 1.0), 0.1
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
+    parser = cli.Parser(__file__, __doc__, seeds=3,
+                        quick=dict(seeds=1, paired_seeds=2, grid=[0.03, 0.1, 0.3]))
     parser.add_argument("--paired-seeds", type=int, default=6,
                         help="fresh seeds for the paired check against the best grid alpha")
-    parser.add_argument("--out", default="benchmarks/results/lda_learned_alpha.json")
+    parser.add_argument("--grid", type=float, nargs="+", default=list(GRID),
+                        help="the fixed alphas")
     args = parser.parse_args()
     data = load_wiki_sample()
     score = completion_perplexity(data.X_test)
-    results = {"data": "load_wiki_sample() defaults", "K": K, "betas": BETAS, "grid": GRID,
-               "learned_start": START, "seeds": args.seeds,
-               "evaluation": EVALUATION,
-               "machine": f"{platform.machine()}, {os.cpu_count()} cpus", "rows": []}
-    settings = [(str(a), dict(doc_topic_prior=a)) for a in GRID] + [
+    results = {"data": "load_wiki_sample() defaults", "K": K, "betas": BETAS, "grid": args.grid,
+               "learned_start": START, "seeds": args.seeds, "evaluation": EVALUATION, "rows": []}
+    settings = [(str(a), dict(doc_topic_prior=a)) for a in args.grid] + [
         ("learned", dict(doc_topic_prior=START, learn_doc_topic_prior=True))]
     print(f"{'beta':>5} {'alpha':>8} {'perplexity':>10} {'alpha used':>10} {'seconds':>8}"
           f"  (medians over {args.seeds} seeds)", flush=True)
 
     def run(beta, seed, kwargs):
-        start = time.perf_counter()
-        model = SCIRLDA(K, topic_word_prior=beta, n_jobs=1, random_state=seed,
-                        **kwargs).fit(data.X_train)
-        seconds = time.perf_counter() - start
-        alpha = model.doc_topic_prior_
+        topics, alpha, seconds = peers.simplexsg_fit(
+            SCIRLDA(K, topic_word_prior=beta, n_jobs=1, random_state=seed, **kwargs),
+            data.X_train)
         return {"seed": seed, "seconds": seconds, "alpha": float(alpha),
-                "perplexity": score(model.components_, alpha)}
+                "perplexity": score(topics, alpha)}
 
     for beta in BETAS:
         for name, kwargs in settings:
             runs = [run(beta, seed, kwargs) for seed in range(args.seeds)]
-            row = {"beta": beta, "alpha": name, "runs": runs, **{
-                f"median_{key}": float(np.median([r[key] for r in runs]))
-                for key in ("perplexity", "alpha", "seconds")}}
+            row = {"beta": beta, "alpha": name, "runs": runs,
+                   **medians(runs, ("perplexity", "alpha", "seconds"), "median_")}
             results["rows"].append(row)
             print(f"{beta:5} {name:>8} {row['median_perplexity']:10.0f} "
                   f"{row['median_alpha']:10.3f} {row['median_seconds']:8.1f}", flush=True)
@@ -89,7 +82,7 @@ def main():
                                   "mean": float(diff.mean()), "se": se})
         print(f"beta {beta}: learned - fixed alpha {best}, paired over {diff.size} fresh seeds: "
               f"{diff.mean():+.0f} +- {se:.0f}", flush=True)
-    write_results(results, args.out)
+    cli.write_results(results, args.out)
 
 
 if __name__ == "__main__":

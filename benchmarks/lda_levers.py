@@ -3,7 +3,7 @@ defaults on the same corpus, K, beta and seed, by held-out perplexity and traini
 
 ``lda_study.py`` compares the defaults with the peers; this asks whether another setting of
 ours would have been better, on the study's corpora (``--corpora tuning`` by default: the ones
-the defaults may be chosen on), its grid of K and beta (``lda_study.K_SMALL`` / ``K_LARGE``
+the defaults may be chosen on), its grid of K and beta (``harness.study.K_SMALL`` / ``K_LARGE``
 by corpus size, beta in {0.01, 0.1}, alpha 0.1) and its evaluator (document completion with
 the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 
@@ -36,21 +36,17 @@ or better.
         --out benchmarks/results/lda_levers.json
     python benchmarks/lda_levers.py --summary-only benchmarks/results/lda_levers*.json
 """
-import argparse
 import json
 import math
-import os
 import statistics
-import time
-from pathlib import Path
-
-from threadpoolctl import threadpool_limits
 
 from simplexsg import SCIRLDA
 from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS
 
-from _common import write_results
-from lda_study import ALPHA, BETAS, corpus_names, study_corpora
+from harness import cli
+from harness.measure import timed_fit
+from harness.study import (ALPHA, QUICK, add_grid_options, print_ratio_summary, ratio_summary,
+                           study_grid)
 
 
 def noise_matched(steps_per_pass):
@@ -88,6 +84,8 @@ LEVERS = {
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),
 }
+#: The levers of the short form (``--quick``).
+QUICK_LEVERS = ["step4", "batch2", "warm"]
 
 
 def fit_and_score(overrides, X, K, beta, seed, score):
@@ -96,23 +94,15 @@ def fit_and_score(overrides, X, K, beta, seed, score):
     steps = settings.pop("steps_per_pass", None)
     if steps is not None:
         settings["batch_size"] = -(-X.shape[0] // steps)
-    model = SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
-                    random_state=seed, n_jobs=1, **settings)
-    start = time.perf_counter()
-    model.fit(X)
-    return float(score(model.components_, ALPHA)), time.perf_counter() - start
+    model, seconds = timed_fit(SCIRLDA(n_components=K, doc_topic_prior=ALPHA,
+                                       topic_word_prior=beta, random_state=seed, n_jobs=1,
+                                       **settings), X)
+    return float(score(model.components_, ALPHA)), seconds
 
 
 def paired_with(row):
     """The fit a row is compared with: same corpus, K, beta and seed."""
     return row["corpus"], row["K"], row["beta"], row["seed"]
-
-
-def ratio_summary(ratios):
-    """Median, smallest and largest of perplexity ratios, and how many are beyond 1%."""
-    return dict(rows=len(ratios), median=statistics.median(ratios), min=min(ratios),
-                max=max(ratios), worse_1pct=sum(r > 1.01 for r in ratios),
-                better_1pct=sum(r < 0.99 for r in ratios))
 
 
 def summarise(rows, levers):
@@ -129,53 +119,17 @@ def summarise(rows, levers):
     return summary
 
 
-def print_summary(summary, first_column="lever"):
-    """One line per entry of ``summary`` (``ratio_summary``, and ``time_median`` if there)."""
-    timed = any("time_median" in s for s in summary.values())
-    print(f"{first_column:<22}{'rows':>5}{'median':>8}{'min':>8}{'max':>8}{'>1% worse':>11}"
-          f"{'>1% better':>12}" + (f"{'time':>7}" if timed else ""))
-    for name, s in summary.items():
-        print(f"{name:<22}{s['rows']:>5}{s['median']:>8.3f}{s['min']:>8.3f}{s['max']:>8.3f}"
-              f"{s['worse_1pct']:>11}{s['better_1pct']:>12}"
-              + (f"{s['time_median']:>7.2f}" if timed else ""))
-
-
-def study_arguments(description, out, seeds):
-    """The options of a paired study on the study's corpora (``--corpora``, ``--seeds``,
-    ``--data``, ``--out``, ``--summary-only``); the caller adds its own and parses."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--corpora", nargs="+", default=["tuning"],
-                        help="names, or tuning / heldout / all")
-    parser.add_argument("--seeds", type=int, default=seeds, help="seeds 0, ..., N - 1")
-    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
-                        help="folder holding corpora/ (default $SIMPLEXSG_DATA)")
-    parser.add_argument("--out", default=out)
-    parser.add_argument("--summary-only", metavar="PATH", nargs="+",
-                        help="print the summary of earlier runs (their rows pooled) and exit")
-    return parser
-
-
-def study_grid(args, results):
-    """Yield ``(corpus, X_train, score, K, beta, seed)`` over the study's grid on one thread:
-    the corpora ``args.corpora`` (their statistics go to ``results``), K by corpus size,
-    ``BETAS``, seeds 0, ..., ``args.seeds`` - 1."""
-    with threadpool_limits(1):
-        for name, X_train, score, grid in study_corpora(corpus_names(args.corpora), args.data,
-                                                        results):
-            for K in grid:
-                for beta in BETAS:
-                    for seed in range(args.seeds):
-                        yield name, X_train, score, K, beta, seed
-
-
 def main():
-    parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_levers.json", 2)
+    parser = cli.Parser(__file__, __doc__, quick=dict(QUICK, levers=QUICK_LEVERS), seeds=2,
+                        data=True, summary_only=True)
+    add_grid_options(parser, ["tuning"])
     parser.add_argument("--levers", nargs="+", choices=sorted(LEVERS), default=list(LEVERS))
     args = parser.parse_args()
     if args.summary_only:
-        runs = [json.loads(Path(path).read_text()) for path in args.summary_only]
+        runs = cli.read_results(args.summary_only)
         levers = list(dict.fromkeys(lever for run in runs for lever in run["levers"]))
-        print_summary(summarise([row for run in runs for row in run["rows"]], levers))
+        print_ratio_summary(summarise([row for run in runs for row in run["rows"]], levers),
+                            "lever")
         return
     results = dict(settings=vars(args), levers={name: LEVERS[name] for name in args.levers},
                    corpora={}, skipped={}, rows=[], summary={})
@@ -187,8 +141,8 @@ def main():
                                         perplexity=perplexity, seconds=seconds))
             print(json.dumps(results["rows"][-1]), flush=True)
         results["summary"] = summarise(results["rows"], args.levers)
-        write_results(results, args.out)
-    print_summary(results["summary"])
+        cli.write_results(results, args.out)
+    print_ratio_summary(results["summary"], "lever")
 
 
 if __name__ == "__main__":

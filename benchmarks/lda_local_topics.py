@@ -35,20 +35,18 @@ Everything is repeated for ``--seeds`` seeds (corpus and chains); tables show me
 
     python benchmarks/lda_local_topics.py --out benchmarks/results/lda_local_topics.json
 """
-import argparse
-import os
-import platform
 import time
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from simplexsg import LDA
 from simplexsg._optional import pyplot
 from simplexsg.datasets import make_lda_corpus
 from simplexsg.simplex import to_simplex
 
-from _common import completion_perplexity, write_results
+from harness import cli
+from harness.evaluation import completion_perplexity, match_topics
+from harness.measure import medians, timed_fit
 
 K, W, D_TRAIN, D_TEST, DOC_LENGTH = 5, 100, 150, 50, 20
 ALPHA, TRUE_BETA, BETAS = 0.1, 0.1, (0.01, 0.1)
@@ -129,25 +127,13 @@ def sgmcmc_chain(X, beta, seed, sampler, local_topics, n_steps, batch_size):
 
 
 def fit_defaults(X, beta, seed, sampler, local_topics):
-    model = LDA(K, sampler=sampler, doc_topic_prior=ALPHA, topic_word_prior=beta,
-                local_topics=local_topics, random_state=seed)
-    start = time.perf_counter()
-    model.fit(X)
-    return model.components_, time.perf_counter() - start
+    model, seconds = timed_fit(LDA(K, sampler=sampler, doc_topic_prior=ALPHA,
+                                   topic_word_prior=beta, local_topics=local_topics,
+                                   random_state=seed), X)
+    return model.components_, seconds
 
 
 # ------------------------------------------------------------------ comparisons
-def tv_matrix(a, b):
-    return 0.5 * np.abs(a[:, None, :] - b[None, :, :]).sum(axis=-1)
-
-
-def match(topics, reference):
-    """Permutation p with topics[p[k]] matched to reference[k]; the matched TVs."""
-    cost = tv_matrix(reference, topics)
-    rows, cols = linear_sum_assignment(cost)
-    return cols, cost[rows, cols]
-
-
 def perplexity_fn(X_test):
     perplexity = completion_perplexity(X_test)
     return lambda topics: perplexity(topics, ALPHA)
@@ -168,13 +154,13 @@ def run_seed(seed, beta, args):
     cols = top.ravel()
 
     def distances(topics):
-        perm, tvs = match(topics, ref_mean)
+        perm, tvs = match_topics(topics, ref_mean)
         perp = perplexity(topics)
         return perm, dict(tv=float(tvs.mean()), tv_max=float(tvs.max()), perplexity=perp,
                           perplexity_rel_diff=(perp - ref_perp) / ref_perp)
 
     out = {"reference": dict(perplexity=ref_perp, seconds=ref_seconds,
-                             tv_to_true=float(match(true_topics, ref_mean)[1].mean()),
+                             tv_to_true=float(match_topics(true_topics, ref_mean)[1].mean()),
                              true_topics_perplexity=perplexity(true_topics),
                              std_top_entries=ref_std[rows, cols].tolist(),
                              mean_top_entries=ref_mean[rows, cols].tolist())}
@@ -213,9 +199,9 @@ def summarise(runs):
     names = list(runs[0])
     table = {}
     for name in names:
-        table[name] = {m: float(np.median([r[name][m] for r in runs]))
-                       for m in METRICS + ("tv_to_true", "true_topics_perplexity")
-                       if m in runs[0][name]}
+        table[name] = medians([r[name] for r in runs],
+                              [m for m in METRICS + ("tv_to_true", "true_topics_perplexity")
+                               if m in runs[0][name]])
     return table
 
 
@@ -242,14 +228,13 @@ def plot(results, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
+    parser = cli.Parser(__file__, __doc__, seeds=3,
+                        quick=dict(seeds=1, steps=400, ref_iter=2000, ref_burn_in=200))
     parser.add_argument("--steps", type=int, default=5000, help="SG-MCMC long-chain steps")
     parser.add_argument("--batch-size", type=int, default=50)
     parser.add_argument("--ref-iter", type=int, default=20000,
                         help="collapsed Gibbs iterations kept")
     parser.add_argument("--ref-burn-in", type=int, default=2000)
-    parser.add_argument("--out", default="benchmarks/results/lda_local_topics.json")
     args = parser.parse_args()
 
     results = {
@@ -261,9 +246,7 @@ def main():
         "methods": {"long chains": f"partial_fit, {args.steps} steps (half burn-in), batch "
                                    f"{args.batch_size}, default step sizes",
                     "*-fit": "fit() with every default"},
-        "alpha": ALPHA, "betas": BETAS, "seeds": args.seeds,
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
-        "runs": {}, "summary": {},
+        "alpha": ALPHA, "betas": BETAS, "seeds": args.seeds, "runs": {}, "summary": {},
     }
     header = (f"{'beta':>5} {'method':>21} {'TV':>6} {'TVmax':>6} {'TVavg':>6} {'perp':>7} "
               f"{'dperp%':>7} {'sd-ratio':>8} {'sec':>6}")
@@ -286,7 +269,7 @@ def main():
                   f"{row['sample_avg_tv'] if 'sample_avg_tv' in row else float('nan'):6.3f} "
                   f"{row['perplexity']:7.2f} {100 * row['perplexity_rel_diff']:+7.2f} "
                   f"{row.get('spread_ratio', float('nan')):8.2f} {row['seconds']:6.1f}")
-    write_results(results, args.out, plot)
+    cli.write_results(results, args.out, plot)
 
 
 if __name__ == "__main__":

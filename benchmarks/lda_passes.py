@@ -1,7 +1,7 @@
 """How many passes ``SCIRLDA`` needs: per-pass curves of one long fit, against tomotopy after
 200 iterations, and stopping rules tried on them.
 
-For each corpus, K, beta and seed of the study's grid (``lda_study.py``: its corpora, K by
+For each corpus, K, beta and seed of the study's grid (``harness.study``: its corpora, K by
 corpus size, alpha 0.1, beta in {0.01, 0.1}, its evaluator), one fit of the defaults with
 ``max_iter=--passes`` (40) and the convergence check switched on (``tol``) but never obeyed:
 after every pass the check's in-sample perplexity (``simplexsg.lda.monitor``) and its cost are
@@ -29,10 +29,8 @@ K times W), and what a token of a tomotopy iteration costs, in nanoseconds. One 
     python benchmarks/lda_passes.py --summary-only benchmarks/results/lda_passes*.json
 """
 import contextlib
-import json
 import statistics
 import time
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -43,9 +41,9 @@ from simplexsg.lda.local import ThreadExecutor
 from simplexsg.lda.monitor import ConvergenceMonitor
 from simplexsg.stopping import Plateau
 
-from _common import write_results
-from lda_levers import study_arguments, study_grid
-from lda_study import ALPHA, GROUPS, tomotopy_curve
+from harness import cli, peers
+from harness.corpora import LDA_GROUPS
+from harness.study import ALPHA, QUICK, add_grid_options, study_grid
 
 PASSES = 40
 EVALUATE_AT = (4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 34, 40)
@@ -155,7 +153,8 @@ def reach(row):
 
 def summarise(rows):
     recorded = min(len(r["records"]) for r in rows)
-    groups = {"all": rows, **{g: [r for r in rows if r["corpus"] in GROUPS[g]] for g in GROUPS}}
+    groups = {"all": rows, **{g: [r for r in rows if r["corpus"] in LDA_GROUPS[g]]
+                                  for g in LDA_GROUPS}}
     groups = {g: rs for g, rs in groups.items() if rs}
     summary = {"fixed": {}, "rules": {}, "reach": {}, "costs": costs(rows)}
     for p in [p for p in FIXED if p <= recorded]:
@@ -233,30 +232,34 @@ def print_summary(summary):
 
 
 def main():
-    parser = study_arguments(__doc__.splitlines()[0], "benchmarks/results/lda_passes.json", 1)
+    parser = cli.Parser(__file__, __doc__, quick=dict(QUICK, passes=10,
+                                                      evaluate_at=[4, 6, 8, 10]),
+                        seeds=1, data=True, summary_only=True)
+    add_grid_options(parser, ["tuning"])
     parser.add_argument("--passes", type=int, default=PASSES)
     parser.add_argument("--evaluate-at", type=int, nargs="+", default=list(EVALUATE_AT))
     args = parser.parse_args()
     if args.summary_only:
-        rows = [row for path in args.summary_only
-                for row in json.loads(Path(path).read_text())["rows"]]
+        rows = [row for run in cli.read_results(args.summary_only) for row in run["rows"]]
         print_summary(summarise(rows))
         return
     evaluate_at = {p for p in args.evaluate_at if p <= args.passes} | {args.passes}
     results = dict(settings=vars(args), corpora={}, skipped={}, rows=[], summary={})
     for name, X_train, score, K, beta, seed in study_grid(args, results):
         records, fit_info = pass_curve(X_train, K, beta, seed, score, args.passes, evaluate_at)
-        tomotopy = tomotopy_curve((100, 200), X_train, K, beta, seed, score, None)
+        tomotopy = {f"tomotopy{iterations}": {"perplexity": float(score(fit.topics, fit.alpha)),
+                                              "seconds": fit.seconds}
+                    for iterations, fit in peers.tomotopy_curve(X_train, K, ALPHA, beta, seed,
+                                                                (100, 200))}
         results["rows"].append(dict(
             corpus=name, K=K, beta=beta, seed=seed, records=records, **fit_info,
             tokens=results["corpora"][name]["train_tokens"], W=results["corpora"][name]["W"],
-            **{f"tomotopy{point['info']['iterations']}": {
-                key: point[key] for key in ("perplexity", "seconds")} for point in tomotopy}))
+            **tomotopy))
         passes = reach(results["rows"][-1])[0]
         print(f"{name} K={K} beta={beta} seed={seed}: reaches tomotopy-200 after {passes} "
               "passes", flush=True)
         results["summary"] = summarise(results["rows"])
-        write_results(results, args.out)
+        cli.write_results(results, args.out)
     print_summary(results["summary"])
 
 

@@ -1,7 +1,7 @@
 """One machine at scale: SCIRLDA streaming synthetic corpora of 10^5 and 10^6 documents from
 UCI files, its peak memory and time per document, against tomotopy in memory.
 
-For each size D, the corpus (``synthetic_chunks`` of ``_common``: Zipf word frequencies over
+For each size D, the corpus (``harness.corpora.synthetic_chunks``: Zipf word frequencies over
 20,000 words, 100 true topics of Dirichlet concentration --concentration per word,
 Poisson(--length) tokens a document) is written to a UCI bag-of-words file in chunks (never
 held in full); the first --test documents are held out, in memory. Then, each in its own
@@ -9,8 +9,8 @@ process so that its peak resident memory (``resource.getrusage(RUSAGE_CHILDREN).
 is its own:
 
 * ``scir``: ``SCIRLDA(n_components=K, topic_word_prior=--beta, random_state=s, n_jobs=n)``
-  for each n of --threads and s of --seeds (the chains' progress varies with the seed: one
-  seed can reach tomotopy's perplexity in two thirds of another's time), no other argument
+  for each n of --threads and s = 0, ..., --seeds - 1 (the chains' progress varies with the
+  seed: one seed can reach tomotopy's perplexity in two thirds of another's time), no other argument
   (unless --scir-params or --passes), fitted on
   ``UCIBowCorpus(path)`` (streamed, constant memory) with ``evaluate_every`` giving the
   held-out perplexity about --evaluations times in the fit (its training seconds count
@@ -34,7 +34,6 @@ topics yet.
 """
 import argparse
 import json
-import platform
 import resource
 import shutil
 import subprocess
@@ -45,8 +44,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from _common import (SYNTH_CONCENTRATION, completion_perplexity, synthetic_chunks,
-                     synthetic_references, tomotopy_model, tomotopy_topics, write_results)
+from harness import cli, peers
+from harness.corpora import SYNTH_CONCENTRATION, synthetic_chunks, synthetic_references
+from harness.evaluation import completion_perplexity
 
 ALPHA = 0.1
 TOMOTOPY_CHECKPOINTS = (10, 25, 50, 100)
@@ -114,18 +114,13 @@ def child(args):
     else:
         start = time.perf_counter()
         X = load_uci_bow(folder / "docword.txt")[0].tocsr()
-        model = tomotopy_model(X, args.K, ALPHA, args.beta, seed=0)
+        model = peers.tomotopy_model(X, args.K, ALPHA, args.beta, seed=0)
         load_seconds = time.perf_counter() - start
         del X
         score = completion_perplexity(X_test, n_jobs=1)
-        curve, seconds, done = [], 0.0, 0
-        for it in TOMOTOPY_CHECKPOINTS:
-            start = time.perf_counter()
-            model.train(it - done, workers=args.workers)
-            seconds += time.perf_counter() - start
-            done = it
-            curve.append(dict(iterations=it, seconds=seconds, perplexity=score(
-                tomotopy_topics(model, X_test.shape[1], args.beta), ALPHA)))
+        curve = [dict(iterations=it, seconds=fit.seconds, perplexity=score(fit.topics, fit.alpha))
+                 for it, fit in peers.tomotopy_train(model, TOMOTOPY_CHECKPOINTS, X_test.shape[1],
+                                                     ALPHA, args.beta, args.workers)]
         result = dict(curve=curve, workers=args.workers, load_seconds=load_seconds)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
@@ -150,7 +145,10 @@ def time_to_reach(curve, target):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.Parser(__file__, __doc__, seeds=1,
+                        seeds_help="random_state 0, ..., N - 1 of SCIRLDA (one fit each)",
+                        quick=dict(sizes=[10_000], test=200, K=20, threads=[1],
+                                   evaluations=5))
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--length", type=int, default=100, help="mean tokens per document")
     parser.add_argument("--test", type=int, default=1000, help="held-out documents")
@@ -161,8 +159,6 @@ def main():
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2],
                         help="n_jobs of SCIRLDA (one fit each; none: tomotopy only)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
-                        help="random_state of SCIRLDA (one fit each)")
     parser.add_argument("--evaluations", type=int, default=20)
     parser.add_argument("--tomotopy-workers", type=int, nargs="*", default=[1],
                         help="tomotopy's workers (one fit each; none: ours only)")
@@ -171,7 +167,6 @@ def main():
     parser.add_argument("--passes", type=int,
                         help="SCIRLDA's max_iter (default: None, the default passes)")
     parser.add_argument("--workdir", default="/tmp/lda_scale")
-    parser.add_argument("--out", default="benchmarks/results/lda_scale.json")
     parser.add_argument("--child", choices=["scir", "tomotopy"], help=argparse.SUPPRESS)
     parser.add_argument("--child-folder", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
@@ -179,8 +174,7 @@ def main():
     args = parser.parse_args()
     if args.child:
         return child(args)
-    results = dict(settings=vars(args), machine=platform.processor() or platform.machine(),
-                   alpha=ALPHA, sizes={})
+    results = dict(settings=vars(args), alpha=ALPHA, sizes={})
     for D in args.sizes:
         folder = Path(args.workdir) / (f"D{D}_L{args.length}" + (
             "" if args.concentration == SYNTH_CONCENTRATION else f"_c{args.concentration}"))
@@ -196,7 +190,7 @@ def main():
         entry = dict(documents=D, tokens=tokens, file_mb=path.stat().st_size / 2**20,
                      references=references)
         ours_runs = [(f"scir_{threads}_seed{seed}", threads, seed)
-                     for threads in args.threads for seed in args.seeds]
+                     for threads in args.threads for seed in range(args.seeds)]
         for key, threads, seed in ours_runs:
             ours = entry[key] = run_child(args, folder, "scir", workers=threads, seed=seed)
             print(f"  scir ({threads} thread{'s' * (threads > 1)}, seed {seed}): "
@@ -220,7 +214,7 @@ def main():
                       + ("" if reach is None else f" ({reach / final['seconds']:.2f} of its time)"),
                       flush=True)
         results["sizes"][str(D)] = entry
-    write_results(results, args.out)
+    cli.write_results(results, args.out)
 
 
 if __name__ == "__main__":

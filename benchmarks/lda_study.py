@@ -3,9 +3,9 @@ peer LDA implementations, on several corpora: the check behind the estimators' d
 
 Corpora (each a train/test pair of count matrices): the six of ``$SIMPLEXSG_DATA/corpora``
 (``--data``; a seeded permutation, seed 0, puts ``min(1000, D // 10)`` documents in the test
-set), ``wiki`` (``load_wiki_sample()``), ``lee`` (gensim's lee_background.cor vectorised here),
+set), ``wiki`` (``load_wiki_sample()``), ``lee`` (gensim's lee_background.cor vectorised),
 ``reuters`` (``lda.datasets.load_reuters()``) and ``synth1e4`` / ``synth1e5`` (LDA corpora with
-Zipf word frequencies, generated here; their statistics record the perplexity of the true
+Zipf word frequencies, ``harness.corpora``; their statistics record the perplexity of the true
 topics and of the unigram model, ``synthetic_references``). TUNING corpora choose the
 defaults, HELDOUT ones check them. Grid: K in {20, 50, 100, 200} (only {50, 100} above 300k
 training tokens), alpha = 0.1, beta in {0.01, 0.1}, 2 seeds.
@@ -15,119 +15,47 @@ Methods, all single-threaded, each a curve of (training seconds, perplexity) che
 ``--sgrld-params``; one checkpoint, and for scir one before it per ``--scir-passes`` value:
 a fit of that many passes, which is the default fit's state after them), ``tomotopy`` (after
 10, 25, 50, 100, 150, 200 iterations), ``gensim`` (online VB, chunks of 2000, a checkpoint per
-``update`` pass) and ``sklearn`` (online
-VB, batches of 128, a ``partial_fit`` pass per checkpoint). The VB peers stop after 10 passes, or
+``update`` pass) and ``sklearn`` (online VB, batches of 128, a ``partial_fit`` pass per
+checkpoint), the peers' runners of ``harness.peers``. The VB peers stop after 10 passes, or
 once past ``--peer-time-factor`` times the slower of scir and sgrld (same corpus, K, beta, seed),
-or 300 s. One evaluator for every model (``EVALUATION``). Ratios of scir (and sgrld) perplexity
-to tomotopy's after 200 iterations and to each peer's at equal time, and ("reach") the time
-of scir's first checkpoint at or below tomotopy-200's perplexity over tomotopy-200's time;
-medians over seeds.
+or 300 s. One evaluator for every model (``harness.evaluation.EVALUATION_FIXED_POINT``).
+Ratios of scir (and sgrld) perplexity to tomotopy's after 200 iterations and to each peer's at
+equal time, and ("reach") the time of scir's first checkpoint at or below tomotopy-200's
+perplexity over tomotopy-200's time; medians over seeds.
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_study.py --corpora tuning \\
         --out benchmarks/results/lda_study.json
     python benchmarks/lda_study.py --summary-only benchmarks/results/lda_study*.json
 """
-import argparse
 import json
-import os
-import platform
-import shlex
-import sys
-import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from simplexsg import SCIRLDA, SGRLDLDA
-from simplexsg.datasets import load_uci_bow, load_wiki_sample
-from simplexsg.metrics import fixed_point_fold_in
+from simplexsg._optional import pyplot
 
-from _common import (completion_perplexity, synthetic_chunks, synthetic_references,
-                     tomotopy_model, tomotopy_topics, write_results)
+from harness import cli, peers
+from harness.corpora import LDA_GROUPS, lda_corpus_names, lda_group_of
+from harness.evaluation import EVALUATION_FIXED_POINT
+from harness.measure import timed_fit
+from harness.study import ALPHA, add_grid_options, study_corpora
 
-ALPHA, BETAS, SEEDS = 0.1, (0.01, 0.1), 2
-K_SMALL, K_LARGE, LARGE_TOKENS = (20, 50, 100, 200), (50, 100), 300_000  # training tokens
+SEEDS = 2
 TOMOTOPY_ITERATIONS, MAX_PASSES, PEER_MAX_SECONDS = (10, 25, 50, 100, 150, 200), 10, 300.0
-QUICK = dict(K=[20], betas=[0.1], seeds=1, tomotopy_iterations=(50, 200), max_passes=2,
+QUICK = dict(K=[20], betas=[0.1], seeds=1, tomotopy_iterations=[50, 200], max_passes=2,
              corpora=["wiki", "reuters", "parlspeech_en", "fortunes"])
-UCI_CORPORA = ("news", "parlspeech_en", "healthtweets", "fortunes", "wordnet_glosses", "gcide")
-GROUPS = {"tuning": ["news", "fortunes", "wiki", "synth1e4"],
-          "heldout": ["parlspeech_en", "healthtweets", "wordnet_glosses", "gcide", "lee", "reuters",
-                      "synth1e5"]}
-SYNTHETIC = {"synth1e4": (10_000, 200), "synth1e5": (100_000, 60)}  # documents, mean length
 SIMPLEXSG_INFO = ("n_batch_iter_", "batch_size_", "n_iter_", "stop_reason_")
 OURS, PEERS = ("scir", "sgrld"), ("tomotopy", "gensim", "sklearn")
 RATIOS = ("ratio_tomotopy200", "time_ratio_tomotopy200", "reach_ratio_tomotopy200",
           "ratio_tomotopy_equal_time",
           "ratio_gensim_equal_time", "ratio_sklearn_equal_time")
-EVALUATION = ("document_completion_score on completion_split(X_test, random_state=0) (tokens "
-              "shuffled per document, first half observed), fixed_point_fold_in (100 iterations); "
-              "alpha = 0.1 for every model, topics row-normalised")
-
-
-# ------------------------------------------------------------------------------------ corpora
-def split(X):
-    """Seeded permutation (seed 0): the first ``min(1000, D // 10)`` documents are the test set."""
-    X = sp.csr_matrix(X, dtype=np.int64)
-    perm = np.random.default_rng(0).permutation(X.shape[0])
-    n_test = min(1000, X.shape[0] // 10)
-    return X[perm[n_test:]], X[perm[:n_test]]
-
-
-def lee_counts():
-    """gensim's lee_background.cor (a document per line) vectorised; short ones (< 4) dropped."""
-    from gensim.test.utils import datapath
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    with open(datapath("lee_background.cor"), encoding="utf-8", errors="replace") as fh:
-        lines = [line.lower() for line in fh]
-    X = CountVectorizer(token_pattern=r"[a-z]{3,}", stop_words="english", min_df=2,
-                        max_df=0.5).fit_transform(lines)
-    return X[np.asarray(X.sum(axis=1)).ravel() >= 4]
-
-
-def synthetic_counts(n_docs, mean_length):
-    """``synthetic_chunks`` (``_common``) in one matrix."""
-    return sp.vstack(list(synthetic_chunks(n_docs, mean_length)), format="csr")
-
-
-def load_corpus(name, data_dir):
-    """``(X_train, X_test)`` of a corpus; FileNotFoundError if a data-folder corpus is absent."""
-    if name in UCI_CORPORA:
-        if data_dir is None:
-            raise FileNotFoundError("no data folder: set SIMPLEXSG_DATA or pass --data")
-        path = Path(data_dir) / "corpora" / name / "docword.txt.gz"
-        if not path.is_file():
-            raise FileNotFoundError(f"no file at {path} (set SIMPLEXSG_DATA or --data)")
-        return split(load_uci_bow(path)[0])
-    if name == "wiki":
-        data = load_wiki_sample()
-        return data.X_train, data.X_test
-    if name == "lee":
-        return split(lee_counts())
-    if name == "reuters":
-        import lda.datasets
-        return split(lda.datasets.load_reuters())
-    return split(synthetic_counts(*SYNTHETIC[name]))
-
-
-def corpus_stats(name, X_train, X_test):
-    tokens = int(X_train.sum())
-    return {"group": group_of(name), "D_train": X_train.shape[0], "D_test": X_test.shape[0],
-            "W": X_train.shape[1], "train_tokens": tokens,
-            "mean_tokens_per_doc": round(tokens / X_train.shape[0], 2)}
-
-
-def group_of(name):
-    return next(group for group, names in GROUPS.items() if name in names)
 
 
 # ------------------------------------------------------------------------------------ methods
 # A method is ``fit(X_train, K, beta, seed, score, time_limit) -> [checkpoint, ...]`` (its own
-# settings bound by ``make_methods``); score is ``completion_perplexity``'s
+# settings bound by ``make_methods``); score is the study's evaluator
 # ``perplexity(topics, alpha)``; only the VB peers heed time_limit.
 def checkpoint(seconds, perplexity, info):
     return {"seconds": seconds, "perplexity": float(perplexity), "info": info}
@@ -144,11 +72,9 @@ def simplexsg_curve(cls, overrides, passes, X, K, beta, seed, score, time_limit)
     curve = []
     for max_iter in [*sorted(passes), None]:
         settings = dict(overrides, **({} if max_iter is None else {"max_iter": max_iter}))
-        model = cls(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
-                    random_state=seed, n_jobs=1, **settings)
-        start = time.perf_counter()
-        model.fit(X)
-        seconds = time.perf_counter() - start
+        model, seconds = timed_fit(cls(n_components=K, doc_topic_prior=ALPHA,
+                                       topic_word_prior=beta, random_state=seed, n_jobs=1,
+                                       **settings), X)
         info = {name: _plain(getattr(model, name, None)) for name in SIMPLEXSG_INFO}
         curve.append(checkpoint(seconds, score(model.components_, ALPHA), info))
     return curve
@@ -156,66 +82,22 @@ def simplexsg_curve(cls, overrides, passes, X, K, beta, seed, score, time_limit)
 
 def tomotopy_curve(iterations, X, K, beta, seed, score, time_limit):
     """Model build timed with the first checkpoint; each ``train`` call timed."""
-    start = time.perf_counter()
-    model = tomotopy_model(X, K, ALPHA, beta, seed)
-    seconds, done, curve = time.perf_counter() - start, 0, []
-    for target in iterations:
-        start = time.perf_counter()
-        model.train(target - done, workers=1)
-        seconds, done = seconds + time.perf_counter() - start, target
-        curve.append(checkpoint(seconds, score(tomotopy_topics(model, X.shape[1], beta), ALPHA),
-                                {"iterations": target}))
-    return curve
+    return [checkpoint(fit.seconds, score(fit.topics, fit.alpha), {"iterations": target})
+            for target, fit in peers.tomotopy_curve(X, K, ALPHA, beta, seed, iterations)]
 
 
-def pass_curve(build, topics, score, max_passes, time_limit):
-    """``build() -> (model, one_pass)``, timed with the first pass; a checkpoint after each pass
-    until ``max_passes`` or until the training seconds pass ``time_limit``."""
-    start = time.perf_counter()
-    model, one_pass = build()
-    seconds, curve = time.perf_counter() - start, []
-    while len(curve) < max_passes and seconds <= time_limit:
-        start = time.perf_counter()
-        one_pass()
-        seconds += time.perf_counter() - start
-        curve.append(checkpoint(seconds, score(topics(model), ALPHA), {"passes": len(curve) + 1}))
-    return curve
-
-
-def gensim_curve(max_passes, X, K, beta, seed, score, time_limit):
-    """gensim LdaModel, float64, no logged bound; each ``update`` call is one pass. (Repeated
-    calls decay the step size with all documents seen, where ``passes=n`` in one call would
-    count passes instead.)"""
-    from gensim.matutils import Sparse2Corpus
-    from gensim.models import LdaModel
-
-    def build():
-        corpus = Sparse2Corpus(X, documents_columns=False)
-        model = LdaModel(None, num_topics=K, id2word={w: str(w) for w in range(X.shape[1])},
-                         alpha=ALPHA, eta=beta, random_state=seed, eval_every=None,
-                         chunksize=2000, passes=1, dtype=np.float64)
-        return model, partial(model.update, corpus, passes=1)
-    return pass_curve(build, lambda model: model.get_topics(), score, max_passes, time_limit)
-
-
-def sklearn_curve(max_passes, X, K, beta, seed, score, time_limit):
-    """scikit-learn online VB; ``partial_fit(X_train)`` is one pass in batches of 128."""
-    from sklearn.decomposition import LatentDirichletAllocation
-
-    def build():
-        model = LatentDirichletAllocation(
-            n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta, learning_method="online",
-            batch_size=128, total_samples=X.shape[0], random_state=seed, n_jobs=1)
-        return model, partial(model.partial_fit, X)
-    return pass_curve(build, lambda model: model.components_, score, max_passes, time_limit)
+def vb_curve(passes, max_passes, X, K, beta, seed, score, time_limit):
+    """``passes`` (``peers.gensim_passes`` or ``peers.sklearn_passes``): a checkpoint a pass."""
+    return [checkpoint(fit.seconds, score(fit.topics, fit.alpha), {"passes": n})
+            for n, fit in passes(X, K, ALPHA, beta, seed, max_passes, time_limit)]
 
 
 def make_methods(args):
     methods = {"scir": partial(simplexsg_curve, SCIRLDA, args.scir_params, args.scir_passes),
                "sgrld": partial(simplexsg_curve, SGRLDLDA, args.sgrld_params, ()),
                "tomotopy": partial(tomotopy_curve, args.tomotopy_iterations),
-               "gensim": partial(gensim_curve, args.max_passes),
-               "sklearn": partial(sklearn_curve, args.max_passes)}
+               "gensim": partial(vb_curve, peers.gensim_passes, args.max_passes),
+               "sklearn": partial(vb_curve, peers.sklearn_passes, args.max_passes)}
     return {name: fit for name, fit in methods.items() if name in args.methods}
 
 
@@ -266,7 +148,7 @@ def summary_row(corpus, K, beta, method, seeds):
         values = [v for v in values if v is not None]
         return float(np.median(values)) if values else None
 
-    row = {"group": group_of(corpus), "corpus": corpus, "K": K, "beta": beta, "method": method,
+    row = {"group": lda_group_of(corpus), "corpus": corpus, "K": K, "beta": beta, "method": method,
            "perplexity": median([s["curves"][method]["curve"][-1]["perplexity"] for s in runs]),
            "seconds": median([s["curves"][method]["curve"][-1]["seconds"] for s in runs]),
            "tomotopy200_perplexity": median([c["perplexity"] for c in tomotopy200]),
@@ -354,60 +236,6 @@ def run_seed(methods, X_train, K, beta, seed, score, factor):
             "curves": {m: {"curve": curves[m], "error": errors.get(m)} for m in curves}}
 
 
-def resolve_defaults(args):
-    """Fill in what the command line left unset, from QUICK under --quick; ``args.K`` None
-    means K_SMALL or K_LARGE by corpus size."""
-    quick = QUICK if args.quick else {}
-    args.K = args.K or quick.get("K")
-    args.betas = args.betas or quick.get("betas", BETAS)
-    args.seeds = args.seeds or quick.get("seeds", SEEDS)
-    args.corpora = corpus_names(args.corpora or quick.get("corpora", ["all"]))
-    args.tomotopy_iterations = quick.get("tomotopy_iterations", TOMOTOPY_ITERATIONS)
-    args.max_passes = quick.get("max_passes", MAX_PASSES)
-
-
-def corpus_names(words):
-    names = [n for w in words for n in (GROUPS["tuning"] + GROUPS["heldout"] if w == "all"
-                                        else GROUPS.get(w, [w]))]
-    unknown = set(names) - set(GROUPS["tuning"] + GROUPS["heldout"])
-    if unknown:
-        raise SystemExit(f"unknown corpora: {sorted(unknown)}")
-    return list(dict.fromkeys(names))
-
-
-def header(args):
-    import importlib
-
-    libraries = ["simplexsg", "numpy", "sklearn"] + [
-        name for name in ("tomotopy", "gensim") if name in args.methods]
-    return {"command": shlex.join([sys.executable] + sys.argv),
-            "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-            "versions": {name: importlib.import_module(name).__version__ for name in libraries},
-            "evaluation": EVALUATION, "alpha": ALPHA, "peer_max_seconds": PEER_MAX_SECONDS,
-            "settings": vars(args), "groups": GROUPS, "corpora": {}, "skipped": {}, "runs": [],
-            "summary": []}
-
-
-def study_corpora(names, data_dir, results):
-    """Yield ``(name, X_train, score, Ks)`` for each corpus that loads: ``score`` the shared
-    evaluator on its test set, ``Ks`` the grid's K for its size. Each corpus's statistics (or
-    why it was skipped) go to ``results["corpora"]`` (``results["skipped"]``)."""
-    for name in names:
-        try:
-            X_train, X_test = load_corpus(name, data_dir)
-        except FileNotFoundError as exc:
-            print(f"skipping {name}: {exc}", flush=True)
-            results["skipped"][name] = str(exc)
-            continue
-        stats = results["corpora"][name] = corpus_stats(name, X_train, X_test)
-        score = completion_perplexity(X_test, fold_in=fixed_point_fold_in)
-        if name in SYNTHETIC:
-            stats["references"] = synthetic_references(score)
-        print(f"{name}: {stats}", flush=True)
-        yield name, X_train, score, (K_SMALL if stats["train_tokens"] < LARGE_TOKENS
-                                     else K_LARGE)
-
-
 def study(args, results):
     methods = make_methods(args)
     for name, X_train, score, grid in study_corpora(args.corpora, args.data, results):
@@ -418,17 +246,13 @@ def study(args, results):
                 results["runs"].append({"corpus": name, "K": K, "beta": beta, "seeds": runs})
                 rows = [summary_row(name, K, beta, m, runs) for m in OURS if m in methods]
                 results["summary"] += [row for row in rows if row is not None]
-                write_results(results, args.out)
+                cli.write_results(results, args.out)
 
 
 # ------------------------------------------------------------------------------------ plots
 def plot(results, path):
     """``plot_corpus`` as ``<stem>_<corpus>.png`` for every corpus, ``plot_ratios`` as ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     colours = dict(zip(OURS + PEERS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     for corpus in results["corpora"]:
         fig = plot_corpus(plt, [r for r in results["runs"] if r["corpus"] == corpus], colours)
@@ -481,15 +305,12 @@ def plot_ratios(plt, summary, colours):
     return fig
 
 
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"K 20, beta 0.1, 1 seed, "
-                        f"corpora {' '.join(QUICK['corpora'])}, short peer curves")
-    parser.add_argument("--corpora", nargs="+", help="names, or tuning / heldout / all")
-    parser.add_argument("--K", nargs="+", type=int)
-    parser.add_argument("--betas", nargs="+", type=float)
-    parser.add_argument("--seeds", type=int, help=f"seeds 0, ..., N - 1 (default {SEEDS})")
-    parser.add_argument("--methods", nargs="+", default=OURS + PEERS,
+    parser = cli.Parser(__file__, __doc__, quick=QUICK, seeds=SEEDS, data=True,
+                        summary_only=True)
+    add_grid_options(parser, ["all"])
+    parser.add_argument("--methods", nargs="+", default=list(OURS + PEERS),
                         choices=OURS + PEERS)
     parser.add_argument("--scir-params", type=json.loads, default={}, help="JSON of overrides")
     parser.add_argument("--scir-passes", type=int, nargs="*", default=[],
@@ -497,22 +318,23 @@ def main():
                         "default's end: 'reach' is the first at or below tomotopy-200)")
     parser.add_argument("--sgrld-params", type=json.loads, default={}, help="JSON of overrides")
     parser.add_argument("--peer-time-factor", type=float, default=3.0)
-    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"),
-                        help="folder holding corpora/ (default: $SIMPLEXSG_DATA)")
-    parser.add_argument("--out", default="benchmarks/results/lda_study.json")
-    parser.add_argument("--summary-only", metavar="PATH", nargs="+",
-                        help="print the summary of saved JSON files, together")
+    parser.add_argument("--tomotopy-iterations", type=int, nargs="+",
+                        default=list(TOMOTOPY_ITERATIONS), help="tomotopy's checkpoints")
+    parser.add_argument("--max-passes", type=int, default=MAX_PASSES,
+                        help="the VB peers' passes at most")
     args = parser.parse_args()
     if args.summary_only:
-        print_summary([row for path in args.summary_only
-                       for row in json.loads(Path(path).read_text())["summary"]])
+        print_summary([row for saved in cli.read_results(args.summary_only)
+                       for row in saved["summary"]])
         return
-    resolve_defaults(args)
-    results = header(args)
+    args.corpora = lda_corpus_names(args.corpora)
+    results = {"evaluation": EVALUATION_FIXED_POINT, "alpha": ALPHA,
+               "peer_max_seconds": PEER_MAX_SECONDS, "settings": vars(args),
+               "groups": LDA_GROUPS, "corpora": {}, "skipped": {}, "runs": [], "summary": []}
     with threadpool_limits(1):
         study(args, results)
     print_summary(results["summary"])
-    write_results(results, args.out, plot)
+    cli.write_results(results, args.out, plot)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ Methods (alpha = 0.1 and beta = 0.01, the generating values, unless said):
 * ``sgrld``: ``SGRLDLDA`` as ``scir``;
 * ``tomotopy-200`` / ``tomotopy-500``: tomotopy ``LDAModel(k=20, alpha=0.1, eta=0.01)``,
   2 workers, no hyperparameter optimisation, the same model after 200 and after 500 iterations
-  (the 500 row's seconds include the first 200). Topics ``(n_kw + beta) / (n_k + W beta)``.
+  (the 500 row's seconds include the first 200), ``harness.peers.tomotopy_curve``. Topics
+  ``(n_kw + beta) / (n_k + W beta)``.
 
 One evaluator for all, and for the TRUE topics: ``document_completion_score`` on
 ``completion_split(X_test, random_state=0)`` with the Gibbs fold-in (100 sweeps, 50
@@ -26,21 +27,15 @@ Seconds: training (plus tomotopy's input conversion), not evaluation.
 
     python benchmarks/lda_synthetic.py --out benchmarks/results/lda_synthetic.json
 """
-import argparse
-import os
-import platform
-import time
 import warnings
-
-import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from simplexsg import SCIRLDA, SGRLDLDA
 from simplexsg._optional import pyplot
 from simplexsg.datasets import make_lda_corpus
 
-from _common import (EVALUATION, completion_perplexity, tomotopy_model, tomotopy_topics,
-                     write_results)
+from harness import cli, peers
+from harness.evaluation import EVALUATION, completion_perplexity, match_topics
+from harness.measure import medians
 
 K, ALPHA, BETA, DOC_LENGTH, N_JOBS = 20, 0.1, 0.01, 100, 2
 BAD_TV = 0.3
@@ -48,29 +43,18 @@ BAD_TV = 0.3
 
 def _simplexsg(cls, **kwargs):
     def fit(X, seed):
-        model = cls(K, n_jobs=N_JOBS, random_state=seed, **kwargs)
-        start = time.perf_counter()
-        model.fit(X)
-        seconds = time.perf_counter() - start
-        return [(model.components_, model.doc_topic_prior_, seconds)]
+        return [peers.simplexsg_fit(cls(K, n_jobs=N_JOBS, random_state=seed, **kwargs), X)]
     return fit
 
 
 def tomotopy_lda(iterations):
     """Fits once, returns the topics after each cumulative iteration count in ``iterations``."""
     def fit(X, seed):
-        start = time.perf_counter()
-        model = tomotopy_model(X, K, ALPHA, BETA, seed)
         # tomotopy warns that results depend on the number of workers; known, and accepted
         warnings.filterwarnings("ignore", message="The training result may differ",
                                 category=RuntimeWarning)
-        out, done = [], 0
-        for total in iterations:
-            model.train(total - done, workers=N_JOBS)
-            done = total
-            seconds = time.perf_counter() - start
-            out.append((tomotopy_topics(model, X.shape[1], BETA), ALPHA, seconds))
-        return out
+        return [fit for _, fit in peers.tomotopy_curve(X, K, ALPHA, BETA, seed, iterations,
+                                                       workers=N_JOBS)]
     return fit
 
 
@@ -86,9 +70,7 @@ METHODS = {
 
 
 def recovery(topics, true_topics):
-    cost = 0.5 * np.abs(true_topics[:, None, :] - topics[None, :, :]).sum(axis=-1)
-    rows, cols = linear_sum_assignment(cost)
-    tvs = cost[rows, cols]
+    tvs = match_topics(topics, true_topics)[1]
     return dict(tv=float(tvs.mean()), tv_max=float(tvs.max()), bad=int((tvs > BAD_TV).sum()))
 
 
@@ -138,14 +120,13 @@ def plot(results, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=2)
+    parser = cli.Parser(__file__, __doc__, quick=dict(seeds=1, docs=1_000, test_docs=200),
+                        seeds=2)
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--test-docs", type=int, default=1_000)
     parser.add_argument("--words", type=int, default=3_000)
     all_names = [n for group in METHODS for n in group]
     parser.add_argument("--methods", nargs="+", choices=all_names, default=all_names)
-    parser.add_argument("--out", default="benchmarks/results/lda_synthetic.json")
     args = parser.parse_args()
 
     results = {
@@ -155,15 +136,13 @@ def main():
         "evaluation": EVALUATION + "; recovery: Hungarian "
                       f"matching on TV to the true topics, bad = topics with TV > {BAD_TV}",
         "docs": args.docs, "words": args.words, "seeds": args.seeds, "n_jobs": N_JOBS,
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "runs": [], "summary": {},
     }
     for seed in range(args.seeds):
         results["runs"].append(run_seed(seed, args, args.methods))
     runs = results["runs"]
     for name in runs[0]:
-        results["summary"][name] = {key: float(np.median([r[name][key] for r in runs]))
-                                    for key in runs[0][name]}
+        results["summary"][name] = medians([r[name] for r in runs], runs[0][name])
     true_perp = results["summary"]["true_topics"]["perplexity"]
     print(f"\nD = {args.docs}, W = {args.words}, K = {K}: true-topic perplexity {true_perp:.1f} "
           f"(medians over {args.seeds} seeds)")
@@ -175,7 +154,7 @@ def main():
         print(f"{name:>13} {row['seconds']:8.1f} {row['perplexity']:10.1f} "
               f"{100 * row['perplexity_vs_true']:+7.1f}% {row['tv']:6.3f} {row['tv_max']:6.3f} "
               f"{row['bad']:4.0f}")
-    write_results(results, args.out, plot)
+    cli.write_results(results, args.out, plot)
 
 
 if __name__ == "__main__":

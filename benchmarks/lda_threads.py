@@ -11,38 +11,32 @@ the bundled Wikipedia sample at K = 20 and a synthetic Zipf corpus of 10^4 docum
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_threads.py \\
         --out benchmarks/results/lda_threads.json
 """
-import argparse
-import os
-import platform
-from pathlib import Path
-
 import numpy as np
 
 from simplexsg import SCIRLDA
-from simplexsg.datasets import load_uci_bow, load_wiki_sample
 
-from _common import synthetic_chunks, write_results
+from harness import cli, corpora
 
-
-def cases(data_dir):
-    news = None if data_dir is None else Path(data_dir) / "corpora" / "news" / "docword.txt.gz"
-    if news is not None and news.is_file():
-        yield "news", 50, load_uci_bow(news)[0].tocsr()
-    else:
-        print("news: skipped (no $SIMPLEXSG_DATA/corpora/news; set SIMPLEXSG_DATA or --data)")
-    yield "wiki", 20, load_wiki_sample().X_train
-    yield "synth1e4", 100, next(synthetic_chunks(10_000, 200))
+#: name -> K, the counts; the first needs the data folder.
+CASES = {"news": (50, lambda data: corpora.uci_counts("news", data)),
+         "wiki": (20, lambda data: corpora.wiki()[0]),
+         "synth1e4": (100, lambda data: next(corpora.synthetic_chunks(10_000, 200)))}
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=os.environ.get("SIMPLEXSG_DATA"))
+    parser = cli.Parser(__file__, __doc__, quick=dict(repeats=1, cases=["wiki"]), data=True)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default="benchmarks/results/lda_threads.json")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
     args = parser.parse_args()
-    results = dict(machine=platform.processor() or platform.machine(), cpus=os.cpu_count(),
-                   repeats=args.repeats, cases={})
-    for name, K, X in cases(args.data):
+    results = dict(repeats=args.repeats, cases={}, skipped={})
+    for name in args.cases:
+        K, load = CASES[name]
+        try:
+            X = load(args.data)
+        except corpora.Absent as exc:
+            print(f"{name}: skipped ({exc})", flush=True)
+            results["skipped"][name] = str(exc)
+            continue
         times, topics = {1: [], 2: []}, {}
         for _ in range(args.repeats):     # interleaved: the machine's other load hits both
             for n_jobs in (1, 2):
@@ -56,7 +50,7 @@ def main():
                                       speedup=seconds[1] / seconds[2], identical=identical)
         print(f"{name} (K={K}): 1 thread {seconds[1]:.2f} s, 2 threads {seconds[2]:.2f} s, "
               f"speed-up {seconds[1] / seconds[2]:.2f}x, identical: {identical}", flush=True)
-    write_results(results, args.out)
+    cli.write_results(results, args.out)
 
 
 if __name__ == "__main__":

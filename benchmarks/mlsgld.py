@@ -42,21 +42,22 @@ mean cost of its k = 10 runs (as the paper's Fig. 3b); the others' is interpolat
 curves (``*`` / "extrapolated": the fitted line, the curve never got there; extrapolated
 values are left out of the fit against N).
 
-    python benchmarks/mlsgld.py [--quick] [--out results/mlsgld.json]
+    python benchmarks/mlsgld.py [--quick] [--out benchmarks/results/mlsgld.json]
 """
-import argparse
-import json
 import math
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
 from simplexsg.sgmcmc import (SGLD, ControlVariateGradient, LogisticRegressionModel,
                               MinibatchGradient, find_centre, sample)
+from simplexsg._optional import pyplot
 from simplexsg.sgmcmc.multilevel import multilevel_estimate
+
+from harness import cli
+from harness.posterior import mala
 
 BETA = np.array([1.0, -1.0, 0.5])
 
@@ -88,35 +89,18 @@ def quadrature(model, data, c, nodes):
     return float(w @ ((theta - c) ** 2).sum(axis=1) / w.sum())
 
 
-def mala(model, data, c, n_chains, n_iter, burn, seed):
-    """Preconditioned MALA (proposal covariance 2 h H^-1 with the Laplace H) from the MAP."""
-    rng = np.random.default_rng(seed)
+def mala_check(model, data, c, n_chains, n_iter, burn, seed):
+    """E_pi[|theta - c|^2] by ``harness.posterior.mala`` (proposal covariance 2 h H^-1 with the
+    Laplace H, h = 1.3 / d^(1/3)) from the MAP: ``n_iter`` iterations of which the first
+    ``burn`` are discarded. Returns the mean over chains, its standard error and the
+    acceptance rate over all iterations."""
     d = len(c)
-    P = np.linalg.inv(neg_hessian(data[0], c))
-    Lp = np.linalg.cholesky(P)
-    h = 1.3 / d ** (1 / 3)
-    th = np.tile(c, (n_chains, 1))
-    lp, gr = model.log_posterior(th, data), model.grad_log_posterior(th, data)
-    Pinv = np.linalg.inv(P)
-    acc, total, kept = 0, np.zeros(n_chains), 0
-
-    def logq(b, a, ga):   # log q(b | a), up to a constant
-        r = b - a - h * ga @ P.T
-        return -0.25 / h * np.einsum("ij,jk,ik->i", r, Pinv, r)
-
-    for t in range(n_iter):
-        prop = th + h * gr @ P.T + math.sqrt(2 * h) * rng.standard_normal((n_chains, d)) @ Lp.T
-        lp2, gr2 = model.log_posterior(prop, data), model.grad_log_posterior(prop, data)
-        log_a = lp2 - lp + logq(th, prop, gr2) - logq(prop, th, gr)
-        ok = np.log(rng.random(n_chains)) < log_a
-        th[ok], lp[ok], gr[ok] = prop[ok], lp2[ok], gr2[ok]
-        acc += ok.sum()
-        if t >= burn:
-            total += ((th - c) ** 2).sum(axis=1)
-            kept += 1
-    means = total / kept
+    kept, accepted = mala(model, data, np.linalg.inv(neg_hessian(data[0], c)),
+                          np.tile(c, (n_chains, 1)), n_iter - burn, burn, 1.3 / d ** (1 / 3),
+                          np.random.default_rng(seed))
+    means = ((kept - c) ** 2).sum(axis=-1).mean(axis=0)
     return float(means.mean()), float(means.std(ddof=1) / math.sqrt(n_chains)), \
-        acc / (n_chains * n_iter)
+        accepted.sum() / (n_chains * n_iter)
 
 
 def sgld_run(model, data, c, estimator, epochs, a, reps, ref, seed):
@@ -190,9 +174,9 @@ def fit(x, y):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer N, budgets and replicates")
-    ap.add_argument("--out", default=None, help="JSON path (default results/mlsgld[_quick].json)")
+    ap = cli.Parser(__file__, __doc__, quick={},
+                    quick_help="N 100 1000 10000, budgets up to 64 epochs, k 2-10 by 2, "
+                    "8 replicates, shorter MALA")
     ap.add_argument("--data-seed", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--reps", type=int, default=None, help="replicates (20; quick 8)")
@@ -202,9 +186,6 @@ def main():
     ap.add_argument("--sgld-grid", type=float, nargs="+", default=[1, 0.3, 0.1, 0.03, 0.01, 0.003])
     ap.add_argument("--cv-grid", type=float, nargs="+", default=[3.0, 1.0, 0.3, 0.1])
     args = ap.parse_args()
-    here = Path(__file__).resolve().parent
-    out = Path(args.out) if args.out else here / "results" / (
-        "mlsgld_quick.json" if args.quick else "mlsgld.json")
     if args.quick:
         Ns, budgets, ks, reps = [100, 1000, 10000], [1, 4, 16, 64], [2, 4, 6, 8, 10], 8
     else:
@@ -226,8 +207,8 @@ def main():
         entry = dict(N=N, batch_size=n, reference=ref,
                      quadrature_rel_change=abs(ref_check - ref) / ref)
         if N <= args.mala_max_n:
-            m, se, acc = mala(model, data, c, 100, 4000 if args.quick else 10000, 1000,
-                              args.seed)
+            m, se, acc = mala_check(model, data, c, 100, 4000 if args.quick else 10000, 1000,
+                                    args.seed)
             entry["mala_check"] = dict(mean=m, se=se, z=(m - ref) / se, acceptance=acc)
         tune_epochs = budgets[len(budgets) // 2]
         sgld, sgld_tuning = sgld_curve(model, data, c, MinibatchGradient(n, replace=True),
@@ -271,21 +252,19 @@ def main():
             claimed_cost_vs_N_slope={"MLSGLD": "< 1 (sublinear)"}.get(name))
     results["summary"] = summary
     results["seconds"] = time.time() - t_all
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1))
     print("summary:")
     for name, s in summary.items():
         print(f"  {name:8s} relMSE-vs-cost slopes {np.round(s['mse_vs_cost_slopes'], 2)} "
               f"(claim {s['claimed_mse_slope']}); cost@2^-5 vs N slope "
               f"{s['cost_to_rel_rmse_2m5_vs_N_slope']} (claim "
               f"{s['claimed_cost_vs_N_slope']})")
-    print(f"wrote {out} ({results['seconds']:.0f}s)")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
+    print(f"{results['seconds']:.0f} s")
+    cli.write_results(results, args.out, plot)
+
+
+def plot(results, path):
+    Ns = results["config"]["Ns"]
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     styles = {"SGLD": "o-", "SGLD-CV": "s--", "MLSGLD": "^-"}
     cmap = plt.get_cmap("viridis")
@@ -310,7 +289,7 @@ def main():
     axes[1].set_ylabel("data-item evaluations to relative RMSE 2^-5\n(reached points only)")
     axes[1].legend()
     fig.tight_layout()
-    fig.savefig(out.with_suffix(".png"), dpi=120)
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

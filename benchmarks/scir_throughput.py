@@ -7,18 +7,16 @@ left by a previous step; ``dense`` has shapes around 100. Median of --repeats ru
 also records the fraction of exact zeros each method returns: numpy's sampler underflows at
 small shapes, which is the failure the kernel's log-space draw and floor prevent.
 
-    python benchmarks/scir_throughput.py --out benchmarks/results
+    python benchmarks/scir_throughput.py --out benchmarks/results/scir_throughput.json
 """
-import argparse
-import json
-import platform
-import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 
 from simplexsg.simplex import scir_transition
+
+from harness import cli
+from harness.measure import median_seconds
 
 K, W, H = 100, 7702, 0.1
 
@@ -39,30 +37,25 @@ def numpy_step(theta, shape, h, rng):
     return c / 2 * rng.noncentral_chisquare(2 * shape, 2 * theta * np.exp(-h) / c)
 
 
-def median_seconds(step, theta, shape, rng, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = step(theta, shape, H, rng)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), out
+def step(transition, theta, shape, rng):
+    """One SCIR step of ``transition`` from ``theta``, as ``median_seconds`` runs it."""
+    return lambda r: transition(theta, shape, H, rng)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="benchmarks/results")
+    parser = cli.Parser(__file__, __doc__, quick=dict(repeats=3))
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    results = {"coordinates": K * W, "h": H, "repeats": args.repeats,
-               "machine": platform.processor() or platform.machine(), "workloads": {}}
+    results = {"coordinates": K * W, "h": H, "repeats": args.repeats, "workloads": {}}
     print(f"{'workload':>8} {'kernel Mcoord/s':>16} {'2 threads':>10} {'numpy Mcoord/s':>15} "
           f"{'ratio':>6} {'2 threads':>10} {'kernel zeros':>12} {'numpy zeros':>12}")
     for name, (theta, shape) in workloads(rng).items():
-        t_kernel, out_kernel = median_seconds(scir_transition, theta, shape, rng, args.repeats)
-        t_two, _ = median_seconds(partial(scir_transition, n_jobs=2), theta, shape, rng,
+        t_kernel, out_kernel = median_seconds(step(scir_transition, theta, shape, rng),
+                                              args.repeats)
+        t_two, _ = median_seconds(step(partial(scir_transition, n_jobs=2), theta, shape, rng),
                                   args.repeats)
-        t_numpy, out_numpy = median_seconds(numpy_step, theta, shape, rng, args.repeats)
+        t_numpy, out_numpy = median_seconds(step(numpy_step, theta, shape, rng), args.repeats)
         row = {
             "kernel_coordinates_per_s": K * W / t_kernel,
             "numpy_coordinates_per_s": K * W / t_numpy,
@@ -78,10 +71,7 @@ def main():
               f"{row['numpy_coordinates_per_s'] / 1e6:15.1f} {row['speedup']:6.2f} "
               f"{row['speedup_2_threads']:10.2f} "
               f"{row['kernel_zero_fraction']:12.4f} {row['numpy_zero_fraction']:12.4f}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "scir_throughput.json").write_text(json.dumps(results, indent=2))
-    print(f"written to {out / 'scir_throughput.json'}")
+    cli.write_results(results, args.out)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,10 @@ columns of X by 10^-3 ... 10^3 (``big``); each target of ``load_linnerud`` (20 r
 
     python benchmarks/sgld_defaults.py [--ns 2000,20000,200000] [--seeds 8]
     python benchmarks/sgld_defaults.py --datasets
+
+The tables go to the JSON at --out (by default ``results/sgld_defaults.json``, with
+--datasets ``results/sgld_defaults_datasets.json``).
 """
-import argparse
 import time
 import warnings
 
@@ -39,8 +41,10 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import cross_val_predict, cross_val_score
 
 from simplexsg import BayesianLinearRegression
-from simplexsg.linear import _largest_hessian_eigenvalue
+from simplexsg.sgmcmc.regression import _largest_hessian_eigenvalue
 from simplexsg.sgmcmc import SGHMC, MinibatchGradient, sample
+
+from harness import cli
 
 
 def dataset(N, seed):
@@ -90,16 +94,22 @@ def run(sampler, N, seed):
 
 
 def samplers(args):
+    """The samplers' table; its rows, as in the JSON."""
     print(f"{'sampler':15s} {'N':>7s}  sd ratio median [coords]   |mean err|/sd  warned  fit")
+    table = []
     for sampler in args.samplers.split(","):
         for N in map(int, args.ns.split(",")):
             rows = [run(sampler, N, seed) for seed in range(args.seeds)]
             ratio = np.median([r[0] for r in rows], axis=0)
             error = np.median([r[1] for r in rows], axis=0)
+            table.append(dict(sampler=sampler, N=N, sd_ratio=ratio, mean_error_in_sd=error,
+                              warned=sum(r[2] for r in rows), fits=len(rows),
+                              mean_seconds=float(np.mean([r[3] for r in rows]))))
             print(f"{sampler:15s} {N:7d}  {np.median(ratio):5.2f} [{ratio.min():.2f}, "
                   f"{ratio.max():.2f}]        {np.median(error):5.2f}       "
                   f"{sum(r[2] for r in rows)}/{len(rows)}    "
                   f"{np.mean([r[3] for r in rows]):.2f}s", flush=True)
+    return table
 
 
 def regression_sets():
@@ -132,36 +142,45 @@ class FormerPosteriorMean(RegressorMixin, BaseEstimator):
 
 
 def datasets():
+    """The raw data sets' table; its rows, as in the JSON."""
     methods = {"BayesianRidge": BayesianRidge, "least squares": LinearRegression,
                "former": FormerPosteriorMean,
                "BayesianLinearRegression": lambda: BayesianLinearRegression(random_state=0)}
     print(f"{'data':18s} {'N':>4s} {'sd(y)':>8s}  " + "  ".join(f"{m:>24s}" for m in methods))
     print(f"{'':33s}" + "  ".join(f"{'folds  pooled  seconds':>24s}" for m in methods))
+    table = []
     for name, (X, y) in regression_sets().items():
         cells = []
-        for make in methods.values():
+        for method, make in methods.items():
             start = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 folds = cross_val_score(make(), X, y, cv=5).mean()
                 seconds = time.perf_counter() - start
                 pooled = r2_score(y, cross_val_predict(make(), X, y, cv=5))
-            flag = "*" if any(issubclass(w.category, UserWarning) for w in caught) else " "
-            cells.append(f"{folds:7.3f} {pooled:7.3f}{flag}{seconds:6.2f}s")
+            warned = any(issubclass(w.category, UserWarning) for w in caught)
+            table.append(dict(data=name, N=len(y), method=method, r2_folds=folds,
+                              r2_pooled=pooled, warned=warned, seconds=seconds))
+            cells.append(f"{folds:7.3f} {pooled:7.3f}{'*' if warned else ' '}{seconds:6.2f}s")
         print(f"{name:18s} {len(y):4d} {y.std():8.3g}  " + "  ".join(f"{c:>24s}" for c in cells),
               flush=True)
     print("* warned; seconds: the 5 fits of the folds")
+    return table
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.Parser(__file__, __doc__, seeds=8, quick=dict(ns="2000,20000", seeds=2))
     parser.add_argument("--ns", default="2000,20000,200000")
-    parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--samplers", default="sgldcv,sgld,sghmc (before),sghmc")
     parser.add_argument("--datasets", action="store_true",
                         help="the estimator on raw data against BayesianRidge instead")
     args = parser.parse_args()
-    datasets() if args.datasets else samplers(args)
+    if args.datasets and args.out == cli.default_out(parser.name, args.quick):
+        args.out = args.out.with_name(f"{parser.name}_datasets.json")
+    if args.datasets:
+        cli.write_results({"datasets": datasets()}, args.out)
+    else:
+        cli.write_results({"settings": vars(args), "samplers": samplers(args)}, args.out)
 
 
 if __name__ == "__main__":

@@ -77,29 +77,26 @@ not yet at eps, once the median is known and K reaches --tail-factor x the media
 the cap of --cap-cost per-datum gradients per chain. A method whose median never gets below the
 cap at N is reported as "> cap".
 
-Output: JSON (config, machine, reference and check, per method and N the best eta, medians, all
-chains and the whole grid) at --out, a PNG next to it (log-log cost vs N, and the tuned eta vs
-N), and a table on stdout.
+Output: JSON (environment, config, reference and check, per method and N the best eta,
+medians, all chains and the whole grid) at --out, a PNG next to it (log-log cost vs N, and the
+tuned eta vs N), and a table on stdout.
 
     python benchmarks/sgld_scaling.py                 # full run (~12 min on 2 shared cores)
     python benchmarks/sgld_scaling.py --quick         # smoke run (< 1 min)
 """
 import argparse
 import concurrent.futures
-import json
-import os
-import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
 
-import simplexsg
 from simplexsg._optional import pyplot
 from simplexsg.sgmcmc import (ControlVariateGradient, LogisticRegressionModel,
                                 MinibatchGradient, SGLD, find_centre, sample)
+
+from harness import cli
+from harness.posterior import mala
 
 METHODS = ("SGLD", "SGLD-CV")
 K_MIN = 10  # first iteration at which a chain may count as having reached eps
@@ -166,36 +163,6 @@ def standardised_error(mean, sd, mu, sigma):
     return np.sqrt(np.mean(((mean - mu) ** 2 + (sd - sigma) ** 2) / sigma ** 2, axis=-1))
 
 
-def mala(model, data, cov, theta0, n_iter, burn, h, rng):
-    """Preconditioned MALA (proposal theta + h cov grad + sqrt(2h) cov^1/2 xi), exact for the
-    posterior; vectorised over the rows of theta0. Returns the kept states and acceptance rate."""
-    L = np.linalg.cholesky(cov)
-    prec = np.linalg.inv(cov)
-    theta = np.array(theta0, dtype=np.float64)
-    logp = model.log_posterior(theta, data)
-    grad = model.grad_log_posterior(theta, data)
-    kept = np.empty((n_iter,) + theta.shape)
-    accepted = 0
-
-    def log_q(to, frm, grad_frm):  # log density of proposing `to` from `frm`, up to a constant
-        r = to - frm - h * grad_frm @ cov
-        return -np.einsum("...i,ij,...j->...", r, prec, r) / (4 * h)
-
-    for t in range(burn + n_iter):
-        prop = theta + h * grad @ cov + np.sqrt(2 * h) * rng.standard_normal(theta.shape) @ L.T
-        logp_prop = model.log_posterior(prop, data)
-        grad_prop = model.grad_log_posterior(prop, data)
-        log_alpha = logp_prop - logp + log_q(theta, prop, grad_prop) - log_q(prop, theta, grad)
-        accept = np.log(rng.random(theta.shape[0])) < log_alpha
-        theta = np.where(accept[:, None], prop, theta)
-        logp = np.where(accept, logp_prop, logp)
-        grad = np.where(accept[:, None], grad_prop, grad)
-        if t >= burn:
-            kept[t - burn] = theta
-            accepted += int(accept.sum())
-    return kept, accepted / (n_iter * theta.shape[0])
-
-
 def importance_moments(model, data, ref, n_draws, df, seed, block=256):
     """Posterior mean and sd by self-normalised importance sampling from a multivariate t
     (``df`` degrees of freedom, location the mode, scale the Laplace covariance; its polynomial
@@ -252,8 +219,9 @@ def check_reference(model, data, ref, args, seed, with_mala):
         theta0 = ref["mode"] + rng.standard_normal((args.check_chains, ref["mode"].size)) @ \
             np.linalg.cholesky(ref["cov"]).T
         t0 = time.perf_counter()
-        kept, acc = mala(model, data, ref["cov"], theta0, args.check_iter, args.check_burn,
-                         args.check_h, rng)
+        kept, accepted = mala(model, data, ref["cov"], theta0, args.check_iter,
+                              args.check_burn, args.check_h, rng)
+        acc = accepted[args.check_burn:].sum() / (args.check_iter * args.check_chains)
         flat = kept.reshape(-1, kept.shape[-1])
         m_mala, s_mala = flat.mean(0), flat.std(0)
         # Monte Carlo standard error of the mean from the spread of the chains' means
@@ -387,12 +355,14 @@ def tune(task):
 # ------------------------------------------------------------------------------------------
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = cli.Parser(__file__, __doc__, seeds=5, seeds_help="independent chains per grid point",
+                   quick=dict(ns=[1e3, 1e4], seeds=3, eps=0.3, cap_cost=2e6, check_iter=2000,
+                              check_chains=4, check_burn=200, is_draws=5000),
+                   quick_help="a smoke run",
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ns", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6],
                    help="dataset sizes N")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    p.add_argument("--seeds", type=int, default=5, help="independent chains per grid point")
     p.add_argument("--seed", type=int, default=0, help="base seed of the samplers")
     p.add_argument("--data-seed", type=int, default=2019)
     p.add_argument("--dim", type=int, default=10)
@@ -421,14 +391,7 @@ def parse_args(argv=None):
     p.add_argument("--check-h", type=float, default=0.5,
                    help="MALA step in the Laplace-whitened coordinates")
     p.add_argument("--jobs", type=int, default=2, help="worker processes")
-    p.add_argument("--out", default="benchmarks/results/sgld_scaling.json")
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: N in {1e3, 1e4}, 3 chains, eps 0.3, small cap and check")
     args = p.parse_args(argv)
-    if args.quick:
-        args.ns, args.seeds, args.eps, args.cap_cost = [1e3, 1e4], 3, 0.3, 2e6
-        args.check_iter, args.check_chains, args.check_burn = 2000, 4, 200
-        args.is_draws = 5000
     args.ns = sorted(int(n) for n in args.ns)
     if args.check_ns is None:
         args.check_ns = [n for n in args.ns if n <= 10 ** 4] or args.ns[:1]
@@ -454,8 +417,6 @@ def fmt_cost(v, cap):
 def main(argv=None):
     args = parse_args(argv)
     t_start = time.perf_counter()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     X, y, beta = make_data(max(args.ns), args.dim, args.coef_scale, args.data_seed)
     model = LogisticRegressionModel(prior_precision=args.prior_precision)
 
@@ -564,34 +525,17 @@ def main(argv=None):
     print(f"total run time {seconds:.0f} s")
 
     payload = {
-        "benchmark": "sgld_scaling",
-        "command": "python " + " ".join([sys.argv[0]] + sys.argv[1:]) if argv is None else argv,
         "config": {k: v for k, v in vars(args).items()},
         "true_coefficients": beta.tolist(),
         "metric": "E = sqrt(mean_j ((m_j-mu_j)^2 + (s_j-sigma_j)^2) / sigma_j^2), running mean "
                   "and sd of one chain; first K >= 10 with E <= eps",
-        "machine": {"platform": platform.platform(), "processor": platform.processor(),
-                    "machine": platform.machine(), "cpu_count": os.cpu_count(),
-                    "python": platform.python_version(), "numpy": np.__version__,
-                    "simplexsg": getattr(simplexsg, "__version__", None)},
         "reference": {str(N): v for N, v in ref_json.items()},
         "summary": {m: {str(N): v for N, v in summary[m].items()} for m in args.methods},
         "slopes": slopes,
         "runs": {m: {str(N): results[m][N] for N in args.ns} for m in args.methods},
         "seconds": seconds,
     }
-    out.write_text(json.dumps(payload, indent=1, default=_json_default))
-    png = out.with_suffix(".png")
-    plot(args, summary, png)
-    print(f"wrote {out} and {png}")
-
-
-def _json_default(o):
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(type(o).__name__)
+    cli.write_results(payload, args.out, lambda results, png: plot(args, summary, png))
 
 
 def plot(args, summary, png):

@@ -1,5 +1,5 @@
 """Tests of the LDA local Gibbs step: the kernel (simplexsg._ext._lda_gibbs) and its glue
-(simplexsg.gibbs).
+(simplexsg.lda.gibbs).
 
 Statistical tests use fixed seeds and tolerances from the Monte Carlo error: a mean is checked
 to within Z = 5 standard errors estimated across independent replicate documents (false failure
@@ -19,7 +19,7 @@ from simplexsg._ext._bitgen import bitgen_addresses
 from simplexsg._ext._lda_gibbs import (REJECTION_ALWAYS, csr_token_arrays, gibbs_sweeps,
                                        transpose_counts)
 from simplexsg._random import document_streams
-from simplexsg.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts, sweep_tokens
+from simplexsg.lda.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts, sweep_tokens
 
 Z = 5.0          # tolerance in standard errors
 P_MIN = 1e-4     # chi-square acceptance threshold

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from scipy.stats import dirichlet_multinomial
 
-from simplexsg.gibbs import gibbs_topic_counts
+from simplexsg.lda.gibbs import gibbs_topic_counts
 from simplexsg.lda.alpha import (STEP_SCALE, DocTopicPriorSampler, GammaPrior,
                                        LogNormalPrior, doc_grad, doc_log_lik, sum_hessian)
 

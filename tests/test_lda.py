@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import check_param_validation
 import simplexsg.lda.training as training
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
 from simplexsg.datasets import load_wiki_sample, make_lda_corpus
-from simplexsg.gibbs import fold_in
+from simplexsg.lda.gibbs import fold_in
 
 from sklearn_checks import parametrize_checks
 

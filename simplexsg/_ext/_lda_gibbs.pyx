@@ -587,7 +587,7 @@ cdef int _check_indptr(const int64_t[::1] indptr, Py_ssize_t nnz, Py_ssize_t n_v
 
 def csr_token_arrays(const int64_t[::1] indptr, const index_t[::1] indices,
                      const int64_t[::1] counts, Py_ssize_t n_columns, int n_jobs=1):
-    """The token arrays of a CSR count matrix (``simplexsg.gibbs.csr_to_tokens``).
+    """The token arrays of a CSR count matrix (``simplexsg.lda.gibbs.csr_to_tokens``).
 
     ``indptr`` (n_docs + 1,), ``indices`` and ``counts`` (nnz,) >= 0: a CSR matrix of
     ``n_columns`` columns (indices need not be sorted; duplicates add up). Returns ``(doc_ptr

@@ -8,7 +8,8 @@ full-data counts ``(D / batch) * mean n_kw``. Modules:
   state, ``fit``, inference), with ``validation`` (the parameters' checks), ``inputs`` (corpora
   read and checked, memory checks) and ``fitted`` (the methods that read the fitted topics);
 * ``training``: the loop (minibatch source -> local step -> global step -> averaging);
-* ``local``: where the local step runs (an executor returning sparse counts);
+* ``gibbs``: the local step's Gibbs sampler (token arrays, the Cython sweeps' wrapper,
+  fold-in); ``local``: where it runs (an executor returning sparse counts);
 * ``global_step``: SCIR or SGRLD on every topic row; ``alpha``: the SGLD-CV sampler of the
   doc-topic prior (``learn_doc_topic_prior``);
 * ``defaults`` (the defaults, resolved in one place), ``monitor`` (the convergence check),

@@ -13,7 +13,7 @@ its rows are sorted):
 1. the share's vocabulary (sorted word ids) comes back to the driver;
 2. the driver sends the share's rows, alpha, and the topics' columns of those words only
    (K x |vocabulary| values, never K x W); the worker runs the Gibbs kernel
-   (``simplexsg.gibbs.sweep_tokens``) with the documents' streams keyed by their positions
+   (``simplexsg.lda.gibbs.sweep_tokens``) with the documents' streams keyed by their positions
    in the minibatch (``document_streams``), as ``ThreadExecutor`` does;
 3. the shares' sparse (word, topic, count) triples and last-sweep rows are summed by a
    pairwise tree of tasks on the workers; the driver receives the sum, whose size is at most
@@ -40,7 +40,7 @@ from .._dask import (ShardedCorpus, add_coo, map_shares, nbytes, submit_shard, t
                      worker_slots)
 from .._random import content_ids, document_streams
 from ..corpus import check_counts
-from ..gibbs import csr_to_tokens, sweep_tokens
+from .gibbs import csr_to_tokens, sweep_tokens
 from ..readers import UCIBowCorpus, _read_vocabulary
 from .global_step import LocalCounts
 
@@ -103,7 +103,7 @@ def _add(a, b):
 
 
 def _proportions(tokens, topics, alpha, streams, n_sweeps, burn_in, n_jobs):
-    """The last lines of ``simplexsg.gibbs.fold_in``: (alpha + mean n_dk) / (n_d + sum alpha)
+    """The last lines of ``simplexsg.lda.gibbs.fold_in``: (alpha + mean n_dk) / (n_d + sum alpha)
     after the sweeps of ``tokens`` with ``topics`` read at ``tokens.vocab``."""
     counts = sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                           streams=streams, n_jobs=n_jobs, word_topic=False)
@@ -112,7 +112,7 @@ def _proportions(tokens, topics, alpha, streams, n_sweeps, burn_in, n_jobs):
 
 
 def _fold_in_chunk(X, columns, alpha, seed, n_sweeps, burn_in, n_jobs):
-    """``simplexsg.gibbs.fold_in`` of the rows X with ``columns`` the topics of their words
+    """``simplexsg.lda.gibbs.fold_in`` of the rows X with ``columns`` the topics of their words
     (K, |vocabulary|), alpha (K,): the same streams (keyed by content), the same result."""
     tokens, _ = _local_tokens(X)
     return _proportions(tokens, columns, alpha, document_streams(seed, 0, content_ids(X)),
@@ -239,7 +239,7 @@ def completion_score(client, corpus, topics, alpha, *, n_sweeps, burn_in, seed, 
 
 
 def fold_in(client, topics, alpha, X, *, n_sweeps, burn_in, seed, n_jobs=1):
-    """``simplexsg.gibbs.fold_in(topics, alpha, X, ...)`` on the workers: X's rows cut into
+    """``simplexsg.lda.gibbs.fold_in(topics, alpha, X, ...)`` on the workers: X's rows cut into
     one chunk per worker thread, each sent with the topic columns of its words. Equal to the
     in-process fold-in bit for bit (each document's stream is keyed by its content)."""
     X = sp.csr_array(X)

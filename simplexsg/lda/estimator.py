@@ -15,7 +15,7 @@ from .._random import seed_sequence, substream
 from .._validation import check_n_jobs
 from ..averaging import TailAverage, ThinnedTail
 from ..corpus import BowStream, is_bow_corpus
-from ..gibbs import AssignmentStore, fold_in
+from .gibbs import AssignmentStore, fold_in
 from .alpha import DocTopicPriorSampler
 from ..simplex import to_simplex
 from . import distributed, inputs

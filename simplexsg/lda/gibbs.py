@@ -15,9 +15,9 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from ._random import content_ids, document_streams
-from ._validation import check_int, check_n_jobs, check_nonnegative
-from ._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps
+from .._random import content_ids, document_streams
+from .._validation import check_int, check_n_jobs, check_nonnegative
+from .._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps
 
 __all__ = ["TopicCounts", "Tokens", "csr_to_tokens", "fold_in", "gibbs_topic_counts",
            "sweep_tokens"]

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import physical_memory
 from ..corpus import (BowStream, as_corpus, check_counts, check_token_memory, corpus_features,
                       is_bow_corpus)
-from ..gibbs import step_bytes_per_token
+from .gibbs import step_bytes_per_token
 from . import distributed
 
 #: K x W arrays of the topic dtype alive at once at the peak of a step: the state and the local

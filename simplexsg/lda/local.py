@@ -1,7 +1,7 @@
 """Where the local step runs: an executor turns a minibatch into sparse ``LocalCounts``.
 
 The training loop hands an executor the minibatch, the current local topics and alpha; the
-executor runs the Gibbs kernel (``simplexsg.gibbs``) wherever the documents are and returns
+executor runs the Gibbs kernel (``simplexsg.lda.gibbs``) wherever the documents are and returns
 only sparse counts, so that an executor whose documents live on other machines moves no K x W
 array and no documents. ``ThreadExecutor`` runs it in this process on OpenMP threads.
 
@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._random import document_streams
-from ..gibbs import csr_to_tokens, sweep_tokens
+from .gibbs import csr_to_tokens, sweep_tokens
 from .global_step import LocalCounts
 
 

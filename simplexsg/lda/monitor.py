@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import metrics
 from ..corpus import BowStream
-from ..gibbs import fold_in
+from .gibbs import fold_in
 from ..stopping import Plateau
 from .defaults import MONITOR_BURN_IN, MONITOR_FRACTION, MONITOR_SWEEPS, MONITOR_TOKENS
 

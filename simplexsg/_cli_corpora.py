@@ -4,12 +4,8 @@ the user's files raise ``UserError`` or ValueError, which the command line repor
 line (exit status 1)."""
 from pathlib import Path
 
-import scipy.sparse as sp
-
-from .corpus import bow_to_csr
 from .lda.inspection import feature_names
-from .readers import (CHUNK_LINES, LDACCorpus, UCIBowCorpus, _read_vocabulary, read_head,
-                      read_matrix_market)
+from .readers import file_format, read_corpus, read_head
 
 FORMATS = ("auto", "uci", "ldac", "mm", "text")
 
@@ -19,9 +15,8 @@ class UserError(Exception):
 
 
 def corpus_format(path, fmt="auto"):
-    """``fmt``, or for "auto" the format read from the path: a folder is "text"; a file
-    starting with "%%MatrixMarket" is "mm"; one with "id:count" pairs in its first three
-    lines "ldac"; anything else "uci". A file must be UTF-8 text, gzipped or not (else
+    """``fmt``, or for "auto" the format read from the path: a folder is "text", a file
+    ``simplexsg.readers.file_format``'s. A file must be UTF-8 text, gzipped or not (else
     ValueError naming it)."""
     if path.is_dir():
         if fmt not in ("auto", "text"):
@@ -29,12 +24,10 @@ def corpus_format(path, fmt="auto"):
         return "text"
     if fmt == "text":
         raise UserError(f"{path}: --format text needs a folder of .txt files")
-    head = read_head(path, 3)
-    if fmt != "auto":
-        return fmt
-    if head and head[0].startswith("%%MatrixMarket"):
-        return "mm"
-    return "ldac" if any(":" in line for line in head) else "uci"
+    if fmt == "auto":
+        return file_format(path)
+    read_head(path, 1)                    # a damaged or binary file fails here, naming it
+    return fmt
 
 
 def existing(path, kind="file"):
@@ -43,15 +36,6 @@ def existing(path, kind="file"):
     if not path.exists():
         raise UserError(f"{path}: no such {kind}")
     return path
-
-
-def uci_vocabulary(path):
-    """The ``vocab.NAME.txt`` beside a UCI ``docword.NAME.txt[.gz]``, or None."""
-    name = path.name.removesuffix(".gz")
-    if not name.startswith("docword."):
-        return None
-    vocab = path.with_name("vocab." + name.removeprefix("docword."))
-    return vocab if vocab.is_file() else None
 
 
 def text_files(folder):
@@ -87,12 +71,7 @@ def training_corpus(args):
         counter = vectorizer(min_df=args.min_df, max_df=args.max_df)
         X = counter.fit_transform(read_texts(text_files(path)))
         return X, dict(enumerate(counter.get_feature_names_out()))
-    if fmt == "uci":
-        return UCIBowCorpus(path, vocab or uci_vocabulary(path)), None
-    if fmt == "ldac":
-        return LDACCorpus(path, vocab), None
-    X = read_matrix_market(path)
-    return X, None if vocab is None else _read_vocabulary(vocab, X.shape[1], path)
+    return read_corpus(path, fmt, vocab)
 
 
 def documents(path, fmt, model):
@@ -110,12 +89,7 @@ def documents(path, fmt, model):
         files = text_files(path)
         counter = vectorizer(vocabulary=list(feature_names(model)))
         return counter.transform(read_texts(files)), [str(f.relative_to(path)) for f in files]
-    if fmt == "uci":
-        X = sp.vstack(list(UCIBowCorpus(path).iter_csr(CHUNK_LINES)), format="csr")
-    elif fmt == "ldac":
-        X = bow_to_csr(LDACCorpus(path), model.n_features_in_)
-    else:
-        X = read_matrix_market(path)
+    X, _ = read_corpus(path, fmt, stream=False, n_features=model.n_features_in_)
     if X.shape[1] != model.n_features_in_:
         raise UserError(f"{path}: {X.shape[1]} words, but the model has "
                         f"{model.n_features_in_}")

@@ -9,6 +9,9 @@ naming the file and line, and so does a damaged file, whenever the damage is met
 construction or while streaming): a truncated or corrupt gzip file, or bytes that are not UTF-8
 (named by line where the reader knows it). ``read_matrix_market`` reads a Matrix Market file
 into memory, its errors raised the same way.
+
+``read_corpus(path, format="auto")`` is the one entry point for a corpus file of any of these
+formats (the command line reads its files through it): ``file_format`` tells them apart.
 """
 import contextlib
 import gzip
@@ -22,9 +25,12 @@ import scipy.io
 import scipy.sparse as sp
 
 from ._ext._uci import plain_triples, triples_valid
+from .corpus import bow_to_csr
 
 #: Lines parsed at a time (LDA-C), and bytes of whole lines at a time (UCI).
 CHUNK_LINES, CHUNK_BYTES = 1 << 16, 1 << 22
+#: The corpus file formats: UCI bag-of-words, LDA-C, Matrix Market (documents as rows).
+FILE_FORMATS = ("uci", "ldac", "mm")
 
 
 def _open(path, binary=False):
@@ -338,3 +344,67 @@ class LDACCorpus:
         for X in self._blocks(batch_size):
             yield sp.csr_matrix((X.data, X.indices, X.indptr),
                                 shape=(X.shape[0], self.n_features), dtype=np.int64)
+
+
+def file_format(path):
+    """The format of a corpus file, read from its first three lines: "mm" when it starts with
+    "%%MatrixMarket", "ldac" when a line holds an "id:count" pair, else "uci". ValueError naming
+    the file if it is damaged or not UTF-8 text."""
+    head = read_head(path, 3)
+    if head and head[0].startswith("%%MatrixMarket"):
+        return "mm"
+    return "ldac" if any(":" in line for line in head) else "uci"
+
+
+def uci_vocabulary_path(path):
+    """The ``vocab.NAME.txt`` beside a UCI ``docword.NAME.txt[.gz]``, or None."""
+    path = Path(path)
+    name = path.name.removesuffix(".gz")
+    if not name.startswith("docword."):
+        return None
+    vocab = path.with_name("vocab." + name.removeprefix("docword."))
+    return vocab if vocab.is_file() else None
+
+
+def read_corpus(path, format="auto", vocabulary=None, *, stream=True, n_features=None):
+    """A corpus file as ``fit`` takes it, and its words.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A UCI, LDA-C or Matrix Market file, gzipped or not.
+    format : {"auto", "uci", "ldac", "mm"}, default "auto"
+        "auto": ``file_format(path)``.
+    vocabulary : str or path-like, optional
+        A file of one word per line (word i on line i + 1). UCI: default the ``vocab.NAME.txt``
+        beside the file, if there is one.
+    stream : bool, default True
+        True: UCI and LDA-C files as streamed corpora (``UCIBowCorpus``, ``LDACCorpus``, which
+        carry their words), so that memory stays one block of lines; False: every format as a
+        CSR matrix. Matrix Market files are always read into memory.
+    n_features : int, optional
+        With ``stream=False``, the width of an LDA-C file's matrix (ValueError naming a word
+        id beyond it; default its ``n_features``).
+
+    Returns
+    -------
+    (X, id2word)
+        The corpus, and ``{id: word}`` for a Matrix Market file with ``vocabulary`` (None
+        otherwise: the streamed corpora name their words themselves).
+    """
+    if format == "auto":
+        format = file_format(path)
+    if format not in FILE_FORMATS:
+        raise ValueError(f"format must be 'auto' or one of {FILE_FORMATS}, got {format!r}")
+    if format == "mm":
+        X = read_matrix_market(path)
+        return X, None if vocabulary is None else _read_vocabulary(vocabulary, X.shape[1], path)
+    if format == "uci":
+        corpus = UCIBowCorpus(path, vocabulary or uci_vocabulary_path(path))
+        if stream:
+            return corpus, None
+        return sp.vstack(list(corpus.iter_csr(CHUNK_LINES)), format="csr"), None
+    corpus = LDACCorpus(path, vocabulary)
+    if stream:
+        return corpus, None
+    return bow_to_csr(corpus, n_features or corpus.n_features), None

@@ -15,6 +15,22 @@ import numpy as np
 DEFAULT_TOTAL_SAMPLES = 1_000_000
 
 
+class CountModelMixin:
+    """What the count models (``LDA``, ``DPMixture``) share as scikit-learn estimators: their
+    input tags (sparse, non-negative integer counts) and pickles without the Dask client."""
+
+    def __getstate__(self):
+        """Pickles (and checkpoints) keep no client: it is a live connection."""
+        return {**super().__getstate__(), "client": None}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.input_tags.categorical = True  # integer counts: the checks then feed integer data
+        return tags
+
+
 def restore_on_error(method):
     """Run ``method``; if it raises (Ctrl-C included), put every attribute of the estimator
     back as it was.

@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._estimator import first_partial_fit_total, restore_on_error
+from .._estimator import CountModelMixin, first_partial_fit_total, restore_on_error
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
                            check_tol)
 from ..corpus import bow_to_csr, check_counts, is_bow_corpus
@@ -23,7 +23,7 @@ def _optional(check, name, value, *args):
     return None if value is None else check(name, value, *args)
 
 
-class DPMixture(ClusterMixin, BaseEstimator):
+class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     """Dirichlet-process mixture of multinomials (rows = instances, columns = categories), fitted
     by a slice sampler: minibatched with SCIR or SGRLD (Baker, Fearnhead, Fox & Nemeth 2018), or
     exact Gibbs on all rows (Kalli, Griffin & Walker 2011); ``slice_sampler`` has the steps.
@@ -381,14 +381,3 @@ class DPMixture(ClusterMixin, BaseEstimator):
         ndarray (n_rows,) of int, indices into ``components_``
         """
         return np.argmax(self.predict_proba(X), axis=1)
-
-    def __getstate__(self):
-        """Pickles (and checkpoints) keep no client: it is a live connection."""
-        return {**super().__getstate__(), "client": None}
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.positive_only = True
-        tags.input_tags.categorical = True  # integer counts
-        return tags

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .. import metrics
-from .._estimator import first_partial_fit_total, restore_on_error
+from .._estimator import CountModelMixin, first_partial_fit_total, restore_on_error
 from .._random import seed_sequence, substream
 from .._validation import check_n_jobs
 from ..averaging import TailAverage, ThinnedTail
@@ -31,7 +31,8 @@ _RESUMABLE_PARAMS = {"n_jobs", "verbose", "warm_start", "checkpoint_every", "che
                      "random_state", "max_time", "evaluate_every", "client"}
 
 
-class LDA(TopicMethods, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+          BaseEstimator):
     """Latent Dirichlet allocation fitted by SCIR or SGRLD with a local Gibbs step.
 
     Each step runs a Gibbs sampler on a minibatch's topic assignments with the topics fixed,
@@ -697,17 +698,6 @@ class LDA(TopicMethods, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         result = metrics.document_completion_score(self.components_, self.doc_topic_prior_,
                                                    observed, heldout, fold_in=self._fold_in)
         return result.log_likelihood / result.n_tokens
-
-    def __getstate__(self):
-        """Pickles (and checkpoints) keep no client: it is a live connection."""
-        return {**super().__getstate__(), "client": None}
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.positive_only = True
-        tags.input_tags.categorical = True  # integer counts: the checks then feed integer data
-        return tags
 
 
 class SCIRLDA(LDA):

@@ -11,7 +11,7 @@ Dask is imported by the functions that need it only: the package imports without
 import numpy as np
 import scipy.sparse as sp
 
-from ._estimator import array_digest
+from ._fitting import array_digest
 
 
 # ------------------------------------------------------------------ on the workers

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ._cli_corpora import (FORMATS, UserError, corpus_format, documents, existing, tokens,
                            training_corpus)
-from ._estimator import atomic_dump
+from ._fitting import atomic_dump, result_params
 from ._validation import check_output_path
 from .lda import LDA
 from .lda.inspection import MEASURES, TEXT_MEASURES, coherence, format_topics
@@ -120,7 +120,7 @@ def resume(model, params, path, corpus_hash):
     """The interrupted ``model`` of ``path`` set to continue with ``params``, after checking
     that they (and the streamed corpus's ``corpus_hash``) are those it was started with; LDA
     itself checks the counts and the parameters the options do not set."""
-    stored = model._result_params()
+    stored = result_params(model)
     differ = [f"--{name.replace('_', '-')} was {stored[name]}, now {value}"
               for name, value in params.items() if name in stored and stored[name] != value]
     if differ:

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-import simplexsg._estimator as plumbing
+import simplexsg._fitting as plumbing
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression, DPMixture, SCIRLDA
 from simplexsg.datasets import make_lda_corpus
 

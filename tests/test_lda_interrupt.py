@@ -9,7 +9,7 @@ import pytest
 
 import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
-from simplexsg._estimator import atomic_dump
+from simplexsg._fitting import atomic_dump
 from simplexsg.datasets import make_lda_corpus
 
 FITTED = ("components_", "topic_state_", "n_batch_iter_", "n_documents_seen_", "n_iter_",

@@ -33,9 +33,6 @@ PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
 MIN_SPLIT_MERGE, SPLIT_MERGE_WORK = 10, 0.25
 #: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).
 SHUFFLE_BATCHES = 4
-#: Parameters a resumed fit may change: they change neither the chain nor its length.
-RESUMABLE_PARAMS = {"warm_start", "checkpoint_every", "checkpoint_path", "n_jobs", "verbose",
-                    "random_state", "max_time", "client"}
 
 
 class Stream(enum.IntEnum):

@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._estimator import CountModelMixin, first_partial_fit_total, restore_on_error
+from .._fitting import CountModelMixin, first_partial_fit_total, restore_on_error
 from .._validation import (check_checkpoint, check_int, check_n_jobs, check_positive_scalar,
                            check_tol)
 from ..corpus import bow_to_csr, check_counts, is_bow_corpus
@@ -158,6 +158,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     All of these describe the current state of the chain, one posterior sample: averaging over
     iterations would mix up the component labels.
     """
+
+    #: Parameters a resumed fit may change (``simplexsg._fitting.result_params``): they
+    #: change neither the chain nor its length.
+    _resumable_params = frozenset({"warm_start", "checkpoint_every", "checkpoint_path",
+                                   "n_jobs", "verbose", "random_state", "max_time", "client"})
 
     def __init__(self, sampler="auto", *, base_concentration=0.5, alpha_prior=(1.0, 1.0),
                  initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,

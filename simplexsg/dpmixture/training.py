@@ -22,13 +22,13 @@ from time import perf_counter
 import numpy as np
 import scipy.sparse as sp
 
-from .._estimator import array_digest, restore_on_error, write_checkpoint
-from .._optional import tqdm
+from .._fitting import (array_digest, check_unchanged, fit_plan, progress_bar, restore_on_error,
+                        result_params, transaction, write_checkpoint)
 from .._random import seed_sequence, substream
 from ..corpus import as_corpus, check_counts, corpus_features
 from ..stopping import Plateau
 from . import defaults, distributed, init, slice_sampler
-from .defaults import MONITOR_ROWS, RESUMABLE_PARAMS, SHUFFLE_BATCHES, Stream
+from .defaults import MONITOR_ROWS, SHUFFLE_BATCHES, Stream
 from .local import LocalExecutor
 from .split_merge import SplitMerge
 
@@ -145,22 +145,18 @@ class Trainer:
             model.stop_reason_, model.interrupted_ = reason, False
         summarise(model, z)
 
-    @contextlib.contextmanager
     def transaction(self, rows):
-        """Run one iteration; if it raises (Ctrl-C included), put the model back as it was
-        before it: its attributes (rebound by the iteration, never written in place) and the
-        allocations ``_z[rows]`` of a count matrix's rows (written in place; ``rows`` None:
-        none)."""
+        """One iteration, undone if it raises (Ctrl-C included): the model's attributes (rebound
+        by the iteration, never written in place) and the allocations ``_z[rows]`` of a count
+        matrix's rows (written in place; ``rows`` None: none) come back as they were."""
         model = self.model
-        saved = dict(model.__dict__)
-        z_before = None if rows is None else model._z[rows]
-        try:
-            yield
-        except BaseException:
-            if rows is not None:
-                model._z[rows] = z_before
-            model.__dict__.update(saved)
-            raise
+        if rows is None:
+            return transaction(model)
+        z_before = model._z[rows]
+
+        def undo():
+            model._z[rows] = z_before
+        return transaction(model, undo=undo)
 
     def step(self, X_rows, rows):
         """One iteration of the chain on the minibatch ``X_rows``: the rows ``rows`` of a count
@@ -213,9 +209,8 @@ class Trainer:
                   f"{entry['alpha']:.3g}, {entry['n_components']} components{score}")
 
     def _progress(self, total):
-        if not self.model.verbose:
-            return None
-        return tqdm()(total=total, desc=f"DP mixture ({self.model.sampler_})", unit="iter")
+        return progress_bar(self.model.verbose, total, f"DP mixture ({self.model.sampler_})",
+                            "iter")
 
 
 # ---------------------------------------------------------------- the three ways to train
@@ -265,8 +260,8 @@ def _start_matrix(model, X, X_heldout):
     """Validate; start a new chain, resume an interrupted fit or continue a finished one
     (``warm_start``). Returns (X, heldout, params, executor)."""
     params = model._check_params()
-    resume = params.warm_start and getattr(model, "interrupted_", False)
-    extend = params.warm_start and hasattr(model, "_z") and not resume
+    plan = fit_plan(model, params.warm_start, "_z")
+    resume, extend = plan == "resume", plan == "continue"
     X = model._read(X, reset=not (resume or extend))
     params = model._check_params(X.shape[0], continuing=resume or extend)
     executor = LocalExecutor() if model.client is None else _dask_executor(model, X, params)
@@ -276,14 +271,12 @@ def _start_matrix(model, X, X_heldout):
     fingerprint = {"X": array_digest(X.indptr, X.indices, X.data),
                    "X_heldout": None if heldout is None else array_digest(
                        heldout.indptr, heldout.indices, heldout.data),
-                   **{k: v for k, v in model.get_params().items() if k not in RESUMABLE_PARAMS}}
-    if resume or extend:
-        changed = [k for k in (fingerprint if resume else ["X"])
-                   if fingerprint[k] != model._fingerprint.get(k)]
-        if changed:
-            what = ("resumes the interrupted fit, which needs the same data and parameters"
-                    if resume else "continues the chain, which needs the same rows")
-            raise ValueError(f"warm_start {what}: {', '.join(changed)} differ")
+                   **result_params(model)}
+    if resume:
+        check_unchanged(model._fingerprint, fingerprint, keys=list(fingerprint))
+    elif extend:
+        check_unchanged(model._fingerprint, fingerprint, keys=["X"],
+                        what="continues the chain, which needs the same rows")
     if not resume:
         if not extend:
             start, seed = perf_counter(), seed_sequence(model.random_state)

@@ -90,10 +90,10 @@ the end of each pass of burn-in. The first centre also moves the chain to it
     u <- u + h * grad_est(u) + sqrt(2 h) * xi,      xi ~ N(0, I)
 
 (Welling & Teh's and Baker et al.'s epsilon is 2 h). The default is ``h = step_scale / L``
-with ``step_scale = STEP_SCALE = 0.1`` (as ``simplexsg.sgmcmc.regression``) and L the largest eigenvalue of
-the Hessian of -log posterior in u at the centre, recomputed at each ``recentre``; h L = 0.1
-makes the Euler chain's stationary variance about 1 / (1 - h L / 2) = 1.05 times the posterior
-variance (Gaussian case: 2.6% on the sd).
+with ``step_scale = STEP_SCALE = 0.1`` (as ``simplexsg.sgmcmc.regression``) and L the largest
+eigenvalue of the Hessian of -log posterior in u at the centre, recomputed at each
+``recentre``; h L = 0.1 makes the Euler chain's stationary variance about 1 / (1 - h L / 2) =
+1.05 times the posterior variance (Gaussian case: 2.6% on the sd).
 """
 import dataclasses
 import numbers

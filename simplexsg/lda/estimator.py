@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .. import metrics
-from .._estimator import CountModelMixin, first_partial_fit_total, restore_on_error
+from .._fitting import (CountModelMixin, check_unchanged, first_partial_fit_total, fit_plan,
+                        restore_on_error, result_params)
 from .._random import seed_sequence, substream
 from .._validation import check_n_jobs
 from ..averaging import TailAverage, ThinnedTail
@@ -23,13 +24,8 @@ from .defaults import DEFAULT_SWEEPS, FOLD_IN_BURN_IN, FOLD_IN_SWEEPS, fit_lengt
 from .fitted import TopicMethods
 from .monitor import ConvergenceMonitor, monitor_documents
 from .run import FitRun, data_fingerprint
-from .training import EVAL, INIT, MONITOR, Trainer
+from .training import Stream, Trainer
 from .validation import CONSTRAINTS, check_params
-
-#: Parameters that a resumed fit may change (``LDA._result_params``).
-_RESUMABLE_PARAMS = {"n_jobs", "verbose", "warm_start", "checkpoint_every", "checkpoint_path",
-                     "random_state", "max_time", "evaluate_every", "client"}
-
 
 class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
           BaseEstimator):
@@ -304,6 +300,12 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
     #: The sampler a subclass fixes (``SCIRLDA``, ``SGRLDLDA``); None: ``sampler`` chooses.
     _fixed_sampler = None
 
+    #: Parameters a resumed fit may change (``simplexsg._fitting.result_params``): they
+    #: change neither the chain nor where it stops.
+    _resumable_params = frozenset({"n_jobs", "verbose", "warm_start", "checkpoint_every",
+                                   "checkpoint_path", "random_state", "max_time",
+                                   "evaluate_every", "client"})
+
     def __init__(self, n_components=10, *, sampler="scir", doc_topic_prior=None,
                  topic_word_prior=None, batch_size=None, step_size=None, step_offset=None,
                  step_decay=None, n_gibbs=DEFAULT_SWEEPS, gibbs_burn_in=None, max_iter=None,
@@ -397,8 +399,8 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
         ``params``: a new chain, the chain continued (``warm_start`` after a finished fit), or
         the interrupted fit resumed (``warm_start`` with ``interrupted_``). Returns
         ``(corpus, heldout)``."""
-        resume = params["warm_start"] and getattr(self, "interrupted_", False)
-        extend = params["warm_start"] and hasattr(self, "topic_state_") and not resume
+        plan = fit_plan(self, params["warm_start"], "topic_state_")
+        resume, extend = plan == "resume", plan == "continue"
         corpus = inputs.read(self, X, id2word, reset=not (resume or extend))
         heldout = None if X_heldout is None else inputs.read(self, X_heldout, None, reset=False)
         if isinstance(heldout, BowStream):
@@ -408,14 +410,11 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
                             "workers read): a streamed corpus is read by this process")
         sharded = isinstance(corpus, distributed.ShardedCorpus)
         fingerprint = data_fingerprint(None if sharded else corpus, heldout,
-                                       self._result_params())
+                                       result_params(self))
         if sharded:
             fingerprint["X"] = corpus.fingerprint
         if resume:
-            changed = self._run.changed(fingerprint)
-            if changed:
-                raise ValueError(f"warm_start resumes the interrupted fit, which needs the same "
-                                 f"data and parameters: {changed} differ")
+            check_unchanged(self._run.fingerprint, fingerprint)
             self.stop_reason_ = None
             return corpus, self._evaluation_documents(corpus, heldout, params)
         n_docs = corpus.n_documents if isinstance(corpus, BowStream) else corpus.shape[0]
@@ -454,8 +453,8 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
         self._run = FitRun(fingerprint, batch_size, steps_per_pass, first_epoch, passes,
                            min_passes)
         self._monitor = None if params["tol"] is None else ConvergenceMonitor(
-            monitor_documents(corpus, heldout, substream(seed, MONITOR, 0)), params,
-            seed=substream(seed, MONITOR, 1),
+            monitor_documents(corpus, heldout, substream(seed, Stream.MONITOR, 0)), params,
+            seed=substream(seed, Stream.MONITOR, 1),
             first_pass=min_passes - params["n_iter_no_change"] - 1)
         self._assignments = (AssignmentStore(corpus) if params["local_warm_start"]
                              and not isinstance(corpus, BowStream) else None)
@@ -471,13 +470,6 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
                 corpus, (BowStream, distributed.ShardedCorpus)):
             return corpus
         return heldout
-
-    def _result_params(self):
-        """The parameters a resumed fit must share with the interrupted one: all but those
-        that change neither the chain nor where it stops (threads, output, checkpoints,
-        ``warm_start``), and ``random_state`` (the resumed fit uses the stored stream)."""
-        return {name: value for name, value in self.get_params().items()
-                if name not in _RESUMABLE_PARAMS}
 
     @restore_on_error
     def partial_fit(self, X, y=None, *, id2word=None):
@@ -540,7 +532,7 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
         inputs.check_memory(K, W, params["dtype"].itemsize, params["n_topic_samples"])
         self.random_state_ = seed
         self.doc_topic_prior_, self.topic_word_prior_ = params["alpha"], params["beta"]
-        init = np.random.default_rng(substream(seed, INIT))
+        init = np.random.default_rng(substream(seed, Stream.INIT))
         self.topic_state_ = init.gamma(1.0, size=(K, W)).astype(params["dtype"])
         self.n_batch_iter_ = 0
         self.n_documents_seen_ = 0
@@ -636,7 +628,7 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
 
     def _fold_in_options(self):
         return dict(n_sweeps=FOLD_IN_SWEEPS, burn_in=FOLD_IN_BURN_IN,
-                    seed=substream(self.random_state_, EVAL),
+                    seed=substream(self.random_state_, Stream.EVAL),
                     n_jobs=check_n_jobs(self.n_jobs))
 
     def _read_shards(self, X):

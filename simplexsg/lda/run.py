@@ -1,7 +1,7 @@
 """Where an LDA fit stands, so that an interrupted fit or a checkpoint resumes exactly."""
 import dataclasses
 
-from .._estimator import array_digest
+from .._fitting import array_digest
 from ..corpus import BowStream
 
 
@@ -55,8 +55,3 @@ class FitRun:
 
     def next_pass(self):
         return dataclasses.replace(self, epoch=self.epoch + 1, step=0)
-
-    def changed(self, fingerprint):
-        """Names of the entries of ``fingerprint`` that differ from this run's."""
-        keys = sorted(set(fingerprint) | set(self.fingerprint), key=str)
-        return ", ".join(k for k in keys if fingerprint.get(k) != self.fingerprint.get(k))

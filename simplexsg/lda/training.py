@@ -14,15 +14,14 @@ and the document or topic index, so a fit is the same for any ``n_jobs`` and any
 Each step runs in a transaction: an exception (Ctrl-C included) leaves the model as it was
 after the previous step.
 """
-import contextlib
 import copy
+import enum
 import itertools
 from time import perf_counter
 
 import numpy as np
 
-from .._estimator import write_checkpoint
-from .._optional import tqdm
+from .._fitting import progress_bar, transaction, write_checkpoint
 from .._random import substream
 from ..corpus import BowStream
 from ..simplex import to_simplex
@@ -30,8 +29,16 @@ from .defaults import ALPHA_WARMUP_STEPS, SHUFFLE_BATCHES
 from .local import ThreadExecutor
 from .global_step import step_topics
 
-# Namespaces of the random streams derived from the estimator's SeedSequence.
-GIBBS, GLOBAL, ORDER, INIT, EVAL, ALPHA, MONITOR = range(7)
+class Stream(enum.IntEnum):
+    """The namespaces of the random streams derived from the estimator's SeedSequence (their
+    values are part of every draw: never renumber them)."""
+    GIBBS = 0        # the local step's sweeps
+    GLOBAL = 1       # the global step
+    ORDER = 2        # the minibatches of a pass
+    INIT = 3         # the initial topics
+    EVAL = 4         # fold-in of transform, score and perplexity
+    ALPHA = 5        # the doc-topic prior's sampler
+    MONITOR = 6      # the convergence check
 
 #: What a step changes in place, with how to copy it (``Trainer.transaction``); everything
 #: else a step touches is rebound. TailAverage and ThinnedTail rebind their sums and lists,
@@ -48,7 +55,7 @@ def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
     of an in-memory corpus cut into ``batch_size`` documents (indices sorted within a
     minibatch), or a stream through its seeded shuffle buffer (``shuffle_buffer`` documents;
     None: SHUFFLE_BATCHES minibatches)."""
-    rng = np.random.default_rng(substream(seed, ORDER, epoch))
+    rng = np.random.default_rng(substream(seed, Stream.ORDER, epoch))
     if isinstance(corpus, BowStream):
         yield from corpus.minibatches(
             batch_size, SHUFFLE_BATCHES * batch_size if shuffle_buffer is None else shuffle_buffer,
@@ -129,21 +136,11 @@ class Trainer:
         model.monitor_history_ = [] if model._monitor is None else model._monitor.history
         model._update_components()
 
-    @contextlib.contextmanager
     def transaction(self):
-        """Run a block that updates the model; if it raises anything (KeyboardInterrupt
-        included), put the model back as it was before the block. The objects a step changes
-        in place are replaced by copies first (``_IN_PLACE``); the rest is rebound."""
-        state = self.model.__dict__
-        saved = dict(state)
-        for name, copier in _IN_PLACE.items():
-            if saved.get(name) is not None:
-                state[name] = copier(saved[name])
-        try:
-            yield
-        except BaseException:
-            state.update(saved)
-            raise
+        """A block that updates the model, undone if it raises (Ctrl-C included): the objects
+        a step changes in place are copied first (``_IN_PLACE``), the rest is rebound
+        (``simplexsg._fitting.transaction``)."""
+        return transaction(self.model, _IN_PLACE)
 
     def _fit_step(self, batch, doc_indices, heldout, asked):
         """One step of ``fit``: the step itself, the warm-start store, the clock (from
@@ -182,17 +179,19 @@ class Trainer:
         alpha = model._alpha_sampler.alpha if learning else model.doc_topic_prior_
         counts = self.executor.topic_counts(
             batch, doc_indices, model._local, np.broadcast_to(alpha, (K,)),
-            seed=substream(model.random_state_, GIBBS), step=t, n_sweeps=params["n_gibbs"],
-            burn_in=params["gibbs_burn_in"], last_sweep=learning or store is not None,
-            assignments=assignments, alpha_part=params["rao_blackwell"])
+            seed=substream(model.random_state_, Stream.GIBBS), step=t,
+            n_sweeps=params["n_gibbs"], burn_in=params["gibbs_burn_in"],
+            last_sweep=learning or store is not None, assignments=assignments,
+            alpha_part=params["rao_blackwell"])
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)
         model.topic_state_, model._local = step_topics(
             model.topic_state_, counts, beta=model.topic_word_prior_,
             scale=model.total_samples_ / counts.n_documents, h=params["schedule"](t),
             sampler=model.sampler, local_mean=model.local_topics == "mean",
-            seed=substream(model.random_state_, GLOBAL), step=t, average=model._topic_average,
-            n_jobs=params["n_jobs"], alpha=alpha, topics=model._local)
+            seed=substream(model.random_state_, Stream.GLOBAL), step=t,
+            average=model._topic_average, n_jobs=params["n_jobs"], alpha=alpha,
+            topics=model._local)
         self._keep_sample(t)
         if store is not None:           # doc_topic_: fit's documents, rows of the corpus
             store[doc_indices] = counts.doc_topic_last
@@ -225,7 +224,8 @@ class Trainer:
             sampler.recentre(move=True)
         elif end_of_pass and not model._alpha_average.fixed:
             sampler.recentre(move=False)       # the chain keeps its state: no jump in the average
-        alpha = sampler.step(idx, np.random.default_rng(substream(model.random_state_, ALPHA, t)))
+        rng = np.random.default_rng(substream(model.random_state_, Stream.ALPHA, t))
+        alpha = sampler.step(idx, rng)
         model._alpha_history.append(alpha)
         model._alpha_average.add(t, alpha)
 
@@ -248,6 +248,5 @@ class Trainer:
                   f"{entry['perplexity']:.1f}")
 
     def _progress(self, total):
-        if not self.model.verbose:
-            return None
-        return tqdm()(total=total, desc=f"{self.model.sampler.upper()}-LDA", unit="step")
+        return progress_bar(self.model.verbose, total, f"{self.model.sampler.upper()}-LDA",
+                            "step")

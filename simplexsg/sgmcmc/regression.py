@@ -68,7 +68,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._estimator import array_digest, restore_on_error, write_checkpoint
+from .._fitting import (array_digest, check_unchanged, fit_plan, restore_on_error,
+                        result_params, write_checkpoint)
 from .._random import seed_sequence
 from .._validation import check_checkpoint, check_int, check_positive_scalar
 from .driver import sample
@@ -117,10 +118,6 @@ def _resolve_batch_size(batch_size, n_data, fraction=BATCH_FRACTION):
                      f"got {batch_size!r}")
 
 
-#: Parameters a resumed fit may change (``warm_start``): they change neither the chain nor its
-#: length; ``random_state`` is replaced by the stored ``random_state_``.
-_RESUMABLE_PARAMS = {"verbose", "warm_start", "checkpoint_every", "checkpoint_path",
-                     "random_state"}
 
 #: Largest |X| entry ``fit`` and the predictions take: squares and products of entries must
 #: stay finite.
@@ -227,6 +224,12 @@ class _BayesianLinearModel(BaseEstimator):
     ``_model(prior_precision, data)`` (a ``simplexsg.sgmcmc`` model of the standardised
     ``data``), ``_centre_of(model, data)`` (its posterior mode) and ``_curvature(model, eta)``
     (the default step's curvature)."""
+
+    #: Parameters a resumed fit may change (``simplexsg._fitting.result_params``): they
+    #: change neither the chain nor its length; ``random_state`` is replaced by the stored
+    #: ``random_state_``.
+    _resumable_params = frozenset({"verbose", "warm_start", "checkpoint_every",
+                                   "checkpoint_path", "random_state"})
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sgldcv", step_size=None,
                  batch_size=None, n_iter=2000, burn_in=None, thin=1, friction=None, zv=False,
@@ -391,17 +394,13 @@ class _BayesianLinearModel(BaseEstimator):
         """Validate; plan a new run, the interrupted one resumed, or the chain continued
         (``warm_start``). Returns the arguments of ``sample``."""
         params = self._check_params()
-        resume = params["warm_start"] and getattr(self, "interrupted_", False)
-        extend = params["warm_start"] and hasattr(self, "_last_state") and not resume
+        plan = fit_plan(self, params["warm_start"], "_last_state")
+        resume, extend = plan == "resume", plan == "continue"
         X, y = self._validate_training_data(X, y)
         _check_magnitude(X)
-        fingerprint = {"data": array_digest(X, y), **{
-            k: v for k, v in self.get_params().items() if k not in _RESUMABLE_PARAMS}}
+        fingerprint = {"data": array_digest(X, y), **result_params(self)}
         if resume:
-            changed = [k for k in fingerprint if fingerprint[k] != self._fingerprint.get(k)]
-            if changed:
-                raise ValueError("warm_start resumes the interrupted fit, which needs the same "
-                                 f"data and parameters: {', '.join(changed)} differ")
+            check_unchanged(self._fingerprint, fingerprint, keys=list(fingerprint))
         elif extend and X.shape[1] != self.coef_.shape[0]:
             raise ValueError(f"warm_start continues a chain of {self.coef_.shape[0]} features; "
                              f"X has {X.shape[1]}")

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from guards import hang_guard
-
 from simplexsg import (SCIRLDA, SGRLDLDA, BayesianLinearRegression, BayesianLogisticRegression,
                        DPMixture)
+
+from helpers.guards import hang_guard
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings(   # sklearn's, on inputs it accepts
     "ignore:A column-vector y was passed", "ignore:X has feature names",

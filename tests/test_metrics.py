@@ -11,7 +11,7 @@ from simplexsg.datasets import make_lda_corpus
 from simplexsg.metrics import (completion_split, document_completion_perplexity,
                                document_completion_score, fixed_point_fold_in)
 
-Z = 5.0
+from helpers.stats import Z
 
 
 @pytest.fixture(scope="module")

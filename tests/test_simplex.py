@@ -16,11 +16,11 @@ from simplexsg.diagnostics import rosenblatt
 from simplexsg.schedules import Constant, Polynomial
 from simplexsg.simplex import FLOOR, scir_transition, to_simplex
 
-from examples_loader import load_example
+from helpers.examples_loader import load_example
+from helpers.stats import Z
 
 rx = load_example("running_experiment")     # the SCIR paper's running experiment
 
-Z = 5.0
 
 
 def assert_mean_var(x, mean, var):

@@ -213,7 +213,7 @@ def redraw_stick_totals(sticks, stick_counts, alpha, sampler, rng):
     independent of v) and whose total SGRLD's expanded mean leaves at its prior,
     Gamma(1 + alpha). alpha | v integrates the totals out, so (alpha, totals) | v is one
     exact block update; keeping the totals drawn for the previous alpha biases alpha and
-    the number of clusters (tests/test_dpmixture_exact.py)."""
+    the number of clusters (tests/dpmixture/test_dpmixture_exact.py)."""
     shape = 1.0 + alpha + (stick_counts.sum(axis=1) if sampler == "scir"
                            else np.zeros(len(sticks)))
     proportions = sticks / sticks.sum(axis=1, keepdims=True)

@@ -42,8 +42,9 @@ biased: the gradient is non-linear in the
 counts, and averaging makes a document's counts smoother (less concentrated on a few topics)
 than any sample of them, which looks like a larger alpha, so the learned alpha is too large.
 The bias grows with the overlap of the topics (where the assignments are uncertain) and with
-the number of sweeps averaged. ``tests/test_hyperparameters.py::test_gibbs_averaged_counts_bias``
-measures it with the true topics and the true alpha = 0.3 (K = 5 topics ~ Dirichlet(0.3) over
+the number of sweeps averaged.
+``tests/lda/test_hyperparameters.py::test_gibbs_averaged_counts_bias`` measures it with the
+true topics and the true alpha = 0.3 (K = 5 topics ~ Dirichlet(0.3) over
 50 words, D = 1000 documents of 60 tokens): the mode of alpha is 0.308 from the true
 assignments, 0.306 from one Gibbs sample after 50 sweeps, and 0.430 (+40%) from the LDA
 default average (10 sweeps, 5 discarded). Exploratory runs on the same design (other seeds;

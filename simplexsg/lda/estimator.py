@@ -87,7 +87,7 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
         Topics the local Gibbs step conditions on. "sample": the current sample, the paper's
         SG-MCMC scheme; at full batch an exact Gibbs sampler of (topics, assignments) only when
         one sweep's plain counts are handed on (``gibbs_burn_in = n_gibbs - 1``,
-        ``rao_blackwell=False``; tests/test_lda_exact.py): averaging several sweeps' counts,
+        ``rao_blackwell=False``; tests/lda/test_lda_exact.py): averaging several sweeps' counts,
         as the default sweeps do, biases it. "mean": the normalised conditional mean of the
         last step, ``E[theta_t | theta_{t-1}, counts]`` (SCIR:
         ``theta e^-h + (beta + counts)(1 - e^-h)``), an approximation (the local step no
@@ -291,7 +291,7 @@ class LDA(CountModelMixin, TopicMethods, ClassNamePrefixFeaturesOutMixin, Transf
         With ``n_topic_samples``, the kept topic samples (rows sum to 1). Their spread is the
         chain's, including the minibatch noise of the stochastic gradient: at full batch with
         ``local_topics="sample"``, one kept sweep and ``rao_blackwell=False`` the chain is
-        exact (``tests/test_lda_exact.py``).
+        exact (``tests/lda/test_lda_exact.py``).
     topic_sample_steps_ : (S,) int array, or None
         The steps of ``topic_samples_``.
     """
@@ -734,7 +734,7 @@ class SGRLDLDA(LDA):
     _fixed_sampler = "sgrld"
 
     # LDA's signature with sampler="sgrld": scikit-learn reads the parameters and their
-    # defaults from it (tests/test_lda.py checks the two agree).
+    # defaults from it (tests/lda/test_lda.py checks the two agree).
     def __init__(self, n_components=10, *, sampler="sgrld", doc_topic_prior=None,
                  topic_word_prior=None, batch_size=None, step_size=None, step_offset=None,
                  step_decay=None, n_gibbs=DEFAULT_SWEEPS, gibbs_burn_in=None, max_iter=None,

@@ -34,9 +34,9 @@ noise. This reading reproduces the paper's Sec. 5.1 claim: on its 2-D Gaussian
 (``benchmarks/ewsg.py``) EWSG has a lower KL than SGHMC at equal gradient evaluations.
 ``weight_scale = -1`` is the opposite reading, ``p(S) propto N(x; h G_S, s^2)`` (the posterior
 of the index given x); it is the one consistent with our reading of Theorem 2 (smaller trace of
-covariance than uniform subsampling for small x; ``tests/test_ewsg.py`` shows that +1 increases
-it there), but with x = h gamma r it selects gradients that cancel the friction, and on the same
-2-D Gaussian its KL is 10-30 times SGHMC's. Neither sign satisfies Theorem 5's hypothesis
+covariance than uniform subsampling for small x; ``tests/sgmcmc/test_ewsg.py`` shows that +1
+increases it there), but with x = h gamma r it selects gradients that cancel the friction, and on
+the same 2-D Gaussian its KL is 10-30 times SGHMC's. Neither sign satisfies Theorem 5's hypothesis
 E[c_J] = 0 away from symmetric states (the tests measure an O(h) change of the mean recursion).
 ``weight_scale = 0`` is uniform subsampling; other values temper the weights. The weights are
 state-dependent, so the estimate is biased (as the paper says).

@@ -25,10 +25,12 @@ from scipy.integrate import cumulative_simpson, quad
 from scipy.interpolate import CubicHermiteSpline
 from scipy.special import gammaln, logsumexp
 
+from .stats import batch_means_se
+
 __all__ = [
     "X6", "BETA6", "PRIOR6", "DPExactPosterior", "GibbsTrace", "set_partitions", "bell_number",
     "stirling1_unsigned", "log_dirichlet_multinomial", "exact_dp_posterior", "exact_x6",
-    "collapsed_gibbs_dp", "batch_means_se", "effective_sample_size", "mc_se", "alpha_thresholds", "n_cluster_events",
+    "collapsed_gibbs_dp", "effective_sample_size", "mc_se", "alpha_thresholds", "n_cluster_events",
     "mc_deviations",
 ]
 
@@ -418,20 +420,10 @@ def collapsed_gibbs_dp(X, base_concentration, alpha_prior=(1.0, 1.0), n_iter=10_
 
 
 # --------------------------------------------------------------------------- MC error
-def batch_means_se(x, n_batches=50):
-    """(mean, standard error) of an autocorrelated series by non-overlapping batch means."""
-    x = np.asarray(x, dtype=float)
-    m = x.size // n_batches
-    if m < 1:
-        raise ValueError("series shorter than the number of batches")
-    batches = x[: m * n_batches].reshape(n_batches, m).mean(axis=1)
-    return float(x.mean()), float(batches.std(ddof=1) / math.sqrt(n_batches))
-
-
 def effective_sample_size(x, n_batches=50):
-    """ESS = var(x) / se_bm^2 (batch means); equals len(x) for iid draws, in expectation."""
+    """ESS = var(x) / se_bm^2 (``batch_means_se``); equals len(x) for iid draws, in expectation."""
     x = np.asarray(x, dtype=float)
-    _, se = batch_means_se(x, n_batches)
+    se = float(batch_means_se(x, n_batches))
     v = x.var(ddof=1)
     return float(x.size) if se == 0 else float(v / se ** 2)
 
@@ -440,7 +432,7 @@ def mc_se(series, p_exact=None, n_batches=50):
     """Batch-means standard error of the mean of ``series``. For an indicator series whose exact
     probability is ``p_exact`` it is never below the iid binomial error sqrt(p (1 - p) / n): a
     state that a sticky chain never visits would otherwise get a standard error of 0."""
-    _, se = batch_means_se(series, n_batches)
+    se = float(batch_means_se(series, n_batches))
     if p_exact is not None:
         se = max(se, math.sqrt(max(p_exact * (1.0 - p_exact), 1e-12) / len(series)))
     return se

@@ -2,9 +2,10 @@
 examples carry (the examples are scripts, not part of the package)."""
 import importlib.util
 import sys
-from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from . import ROOT
+
+EXAMPLES = ROOT / "examples"
 
 
 def load_example(name):

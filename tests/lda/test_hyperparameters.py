@@ -1,4 +1,4 @@
-"""Tests of the SGLD-CV sampler of LDA's doc-topic prior (simplexsg.hyperparameters).
+"""Tests of the SGLD-CV sampler of LDA's doc-topic prior (simplexsg.lda.alpha).
 
 Monte Carlo tolerances are Z = 5 standard errors (two-sided false-failure rate 6e-7 per
 assertion for a Gaussian error). Chains: the standard error of a chain average is from batch
@@ -27,7 +27,8 @@ from simplexsg.lda.gibbs import gibbs_topic_counts
 from simplexsg.lda.alpha import (STEP_SCALE, DocTopicPriorSampler, GammaPrior,
                                        LogNormalPrior, doc_grad, doc_log_lik, sum_hessian)
 
-Z = 5.0
+from helpers.stats import Z, batch_means_se
+
 D, K, LENGTH, BATCH = 2000, 5, 50, 50
 ALPHA = {"symmetric": np.full(K, 0.3), "per-topic": np.array([0.1, 0.2, 0.3, 0.4, 0.6])}
 N_STEPS = {"symmetric": 30_000, "per-topic": 50_000}
@@ -239,12 +240,6 @@ def run_chain(sampler, n_steps, seed):
     return chain
 
 
-def batch_means_se(x):
-    """Standard error of the mean of x (T, p) from N_BATCHES batch means."""
-    means = x[: len(x) // N_BATCHES * N_BATCHES].reshape(N_BATCHES, -1, x.shape[1]).mean(axis=1)
-    return means.std(axis=0, ddof=1) / np.sqrt(N_BATCHES)
-
-
 def exact_posterior(case, counts, sampler):
     """Exact posterior mean and variance of u, with standard errors (0 for quadrature).
 
@@ -293,11 +288,11 @@ def test_chain_matches_the_exact_posterior(posterior_run):
     inflation = np.diag(np.linalg.inv(H) @ np.linalg.inv(np.eye(len(H)) - h * H / 2)) \
         / np.diag(np.linalg.inv(H))
     chain_mean = chain.mean(axis=0)
-    se = batch_means_se(chain)
+    se = batch_means_se(chain, N_BATCHES)
     assert np.all(np.abs(chain_mean - mean) <= Z * np.hypot(se, se_mean)), \
         (chain_mean, mean, se, se_mean)
     sq = (chain - chain_mean) ** 2
-    se_var = batch_means_se(sq)
+    se_var = batch_means_se(sq, N_BATCHES)
     expected_var = var * inflation
     assert np.all(np.abs(sq.mean(axis=0) - expected_var) <= Z * se_var), \
         (sq.mean(axis=0), expected_var, se_var)

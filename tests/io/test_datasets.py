@@ -4,7 +4,6 @@ Monte Carlo checks use Z = 5 standard errors (two-sided false-failure rate 6e-7 
 """
 import gzip
 import runpy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,32 +11,29 @@ import scipy.sparse as sp
 
 from simplexsg.datasets import load_uci_bow, load_wiki_sample, make_lda_corpus, save_uci_bow
 
-Z = 5.0
-EXPORT = Path(__file__).resolve().parents[1] / "corpora" / "export_wiki_sample.py"
+from helpers import ROOT
+from helpers.stats import Z
+
+EXPORT = ROOT / "corpora" / "export_wiki_sample.py"
 
 
-@pytest.fixture(scope="module")
-def wiki():
-    return load_wiki_sample()
-
-
-def test_wiki_sample_matches_targets(wiki):
+def test_wiki_sample_matches_targets(wiki_sample):
     """The published counts of the sample: 12,623 words, 200 + 50 documents, ~226k training tokens."""
-    assert wiki.X_train.shape == (200, 12623) and wiki.X_test.shape == (50, 12623)
-    assert wiki.X_train.dtype == wiki.X_test.dtype == np.int64
-    assert wiki.X_train.sum() == 226463 and wiki.X_test.sum() == 61741
-    assert wiki.vocabulary.shape == (12623,)
-    assert np.all(wiki.vocabulary[:-1] < wiki.vocabulary[1:])  # sorted, unique
-    X = sp.vstack([wiki.X_train, wiki.X_test])
+    assert wiki_sample.X_train.shape == (200, 12623) and wiki_sample.X_test.shape == (50, 12623)
+    assert wiki_sample.X_train.dtype == wiki_sample.X_test.dtype == np.int64
+    assert wiki_sample.X_train.sum() == 226463 and wiki_sample.X_test.sum() == 61741
+    assert wiki_sample.vocabulary.shape == (12623,)
+    assert np.all(wiki_sample.vocabulary[:-1] < wiki_sample.vocabulary[1:])  # sorted, unique
+    X = sp.vstack([wiki_sample.X_train, wiki_sample.X_test])
     df = np.asarray((X > 0).sum(axis=0)).ravel()
     assert df.min() == 2 and df.max() <= 125
     assert X.sum(axis=1).min() >= 4
-    assert "head500" in wiki.description
+    assert "head500" in wiki_sample.description
 
 
-def test_wiki_split_is_seeded(wiki):
+def test_wiki_split_is_seeded(wiki_sample):
     again = load_wiki_sample()
-    assert (again.X_test != wiki.X_test).nnz == 0
+    assert (again.X_test != wiki_sample.X_test).nnz == 0
     other = load_wiki_sample(n_test=30, random_state=1)
     assert other.X_test.shape[0] == 30 and other.X_train.shape[0] == 220
     assert other.X_train.sum() + other.X_test.sum() == 226463 + 61741
@@ -113,11 +109,11 @@ def test_uci_reader_rejects_malformed_files(tmp_path):
         load_uci_bow(path, tmp_path / "vocab.txt")
 
 
-def test_export_script_round_trip(tmp_path, wiki):
+def test_export_script_round_trip(tmp_path, wiki_sample):
     main = runpy.run_path(str(EXPORT))["main"]
     main(["--out", str(tmp_path)])
     X_train, vocabulary = load_uci_bow(tmp_path / "docword.wiki_train.txt",
                                        tmp_path / "vocab.wiki.txt")
     X_test, _ = load_uci_bow(tmp_path / "docword.wiki_test.txt")
-    assert (X_train != wiki.X_train).nnz == 0 and (X_test != wiki.X_test).nnz == 0
-    np.testing.assert_array_equal(vocabulary, wiki.vocabulary)
+    assert (X_train != wiki_sample.X_train).nnz == 0 and (X_test != wiki_sample.X_test).nnz == 0
+    np.testing.assert_array_equal(vocabulary, wiki_sample.vocabulary)

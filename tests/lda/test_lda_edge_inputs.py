@@ -9,26 +9,20 @@ from gensim.corpora import MmCorpus
 from gensim.test.utils import datapath
 
 from simplexsg import LDA, SCIRLDA
-from simplexsg.datasets import make_lda_corpus
 from simplexsg.lda.defaults import DEFAULT_PASSES, MAX_PASSES
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return make_lda_corpus(120, 40, 3, doc_length=30, random_state=0)[0]
-
-
 # ---------------------------------------------------------------- time budget
-def test_a_time_budget_never_lengthens_a_fit(corpus):
-    plain = SCIRLDA(3, random_state=0).fit(corpus)
-    capped = SCIRLDA(3, random_state=0, max_time=1e6).fit(corpus)
+def test_a_time_budget_never_lengthens_a_fit(three_topic_counts):
+    plain = SCIRLDA(3, random_state=0).fit(three_topic_counts)
+    capped = SCIRLDA(3, random_state=0, max_time=1e6).fit(three_topic_counts)
     assert plain.n_iter_ == capped.n_iter_ == DEFAULT_PASSES
     assert capped.stop_reason_ == "max_iter"
     np.testing.assert_array_equal(plain.components_, capped.components_)
 
 
-def test_the_convergence_check_may_go_on_to_max_passes(corpus):
-    model = SCIRLDA(3, random_state=0, tol=1e-12, n_iter_no_change=1000).fit(corpus)
+def test_the_convergence_check_may_go_on_to_max_passes(three_topic_counts):
+    model = SCIRLDA(3, random_state=0, tol=1e-12, n_iter_no_change=1000).fit(three_topic_counts)
     assert model.n_iter_ == MAX_PASSES and model.stop_reason_ == "max_iter"
 
 
@@ -80,15 +74,15 @@ def test_a_matrix_market_stream_needs_no_id2word():
 
 # ---------------------------------------------------------------- output and docs
 @pytest.mark.parametrize("heldout, label", [(False, "in-sample"), (True, "held-out")])
-def test_verbose_evaluation_lines_say_what_they_score(corpus, capsys, heldout, label):
+def test_verbose_evaluation_lines_say_what_they_score(three_topic_counts, capsys, heldout, label):
     SCIRLDA(3, max_iter=1, evaluate_every=1, verbose=2, random_state=0).fit(
-        corpus[:100], X_heldout=corpus[100:] if heldout else None)
+        three_topic_counts[:100], X_heldout=three_topic_counts[100:] if heldout else None)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step")]
     assert lines and all(f", {label} perplexity " in line for line in lines)
 
 
-def test_every_fitted_attribute_is_documented(corpus):
-    model = SCIRLDA(3, max_iter=1, random_state=0, n_topic_samples=2).fit(corpus)
+def test_every_fitted_attribute_is_documented(three_topic_counts):
+    model = SCIRLDA(3, max_iter=1, random_state=0, n_topic_samples=2).fit(three_topic_counts)
     attributes = {name for name in vars(model) if name.endswith("_") and not
                   name.startswith("_")} | {"doc_topic_"}
     documented = LDA.__doc__.split("Attributes\n    ----------")[1]

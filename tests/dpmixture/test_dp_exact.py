@@ -1,4 +1,5 @@
-"""Tests of the exact DP-mixture reference ``tests/dp_exact.py`` (enumeration, collapsed Gibbs)."""
+"""Tests of the exact DP-mixture reference ``tests/helpers/dp_exact.py`` (enumeration,
+collapsed Gibbs) and of the batch-means standard error (``tests/helpers/stats.py``)."""
 import math
 
 import numpy as np
@@ -7,10 +8,11 @@ from scipy import stats
 from scipy.integrate import quad
 from scipy.special import betaln, exp1, gammaln
 
-from dp_exact import (BETA6, PRIOR6, X6, batch_means_se, bell_number, collapsed_gibbs_dp,
-                      effective_sample_size, exact_dp_posterior, exact_x6,
-                      log_dirichlet_multinomial, mc_deviations, n_cluster_events,
-                      set_partitions, stirling1_unsigned)
+from helpers.dp_exact import (BETA6, PRIOR6, X6, bell_number, collapsed_gibbs_dp,
+                              effective_sample_size, exact_dp_posterior, exact_x6,
+                              log_dirichlet_multinomial, mc_deviations, n_cluster_events,
+                              set_partitions, stirling1_unsigned)
+from helpers.stats import batch_means_se
 
 
 def rising_factorial(x, n):
@@ -203,7 +205,7 @@ def test_rejects_too_many_rows_and_bad_priors():
 def test_batch_means_on_iid_and_ar1():
     rng = np.random.default_rng(1)
     x = rng.normal(size=50_000)
-    mean, se = batch_means_se(x)
+    se = batch_means_se(x, 50)
     assert se == pytest.approx(1 / math.sqrt(x.size), rel=0.3)
     assert effective_sample_size(x) == pytest.approx(x.size, rel=0.5)
     rho = 0.9  # AR(1): ESS ~ n (1 - rho) / (1 + rho)

@@ -15,14 +15,9 @@ from simplexsg.lda.uncertainty import align_topics, fit_chains, topic_word_inter
 K, W, ALPHA, BETA = 4, 100, 0.5, 0.1
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return make_lda_corpus(300, 60, 4, doc_length=40, random_state=0)
-
-
 # ---------------------------------------------------------------- doc_topic_
-def test_doc_topic_is_the_last_sweep_counts_plus_alpha_normalised(corpus):
-    X, _, _ = corpus
+def test_doc_topic_is_the_last_sweep_counts_plus_alpha_normalised(four_topic_corpus):
+    X, _, _ = four_topic_corpus
     model = SCIRLDA(4, max_iter=4, random_state=1).fit(X)
     theta = model.doc_topic_
     assert theta.shape == (X.shape[0], 4)
@@ -33,8 +28,8 @@ def test_doc_topic_is_the_last_sweep_counts_plus_alpha_normalised(corpus):
     np.testing.assert_array_equal(np.round(counts).sum(axis=1), np.asarray(X.sum(axis=1)).ravel())
 
 
-def test_doc_topic_tracks_the_true_proportions_about_as_well_as_transform(corpus):
-    X, topics, truth = corpus
+def test_doc_topic_tracks_the_true_proportions_about_as_well_as_transform(four_topic_corpus):
+    X, topics, truth = four_topic_corpus
     model = SCIRLDA(4, max_iter=20, random_state=1).fit(X)
     order = align_topics(topics, model.components_)
     # one draw of ~40 assignments: its error adds multinomial noise, sd ~ sqrt(p(1-p)/40) <=
@@ -45,8 +40,8 @@ def test_doc_topic_tracks_the_true_proportions_about_as_well_as_transform(corpus
 
 
 def test_doc_topic_is_the_same_for_any_n_jobs_after_pickling_and_after_an_interruption(
-        corpus, monkeypatch):
-    X, _, _ = corpus
+        four_topic_corpus, monkeypatch):
+    X, _, _ = four_topic_corpus
     reference = SCIRLDA(4, max_iter=6, random_state=2, n_topic_samples=6).fit(X)
     threaded = pickle.loads(pickle.dumps(
         SCIRLDA(4, max_iter=6, random_state=2, n_topic_samples=6, n_jobs=2).fit(X)))
@@ -77,16 +72,16 @@ def test_doc_topic_is_the_same_for_any_n_jobs_after_pickling_and_after_an_interr
     np.testing.assert_array_equal(resumed.topic_sample_steps_, reference.topic_sample_steps_)
 
 
-def test_doc_topic_is_not_kept_by_partial_fit(corpus):
-    X, _, _ = corpus
+def test_doc_topic_is_not_kept_by_partial_fit(four_topic_corpus):
+    X, _, _ = four_topic_corpus
     model = SCIRLDA(4, max_iter=2, random_state=0).fit(X).partial_fit(X[:50])
     with pytest.raises(AttributeError, match="partial_fit"):
         model.doc_topic_
 
 
 # ---------------------------------------------------------------- topic samples
-def test_kept_samples_are_evenly_spaced_in_the_averaging_window(corpus):
-    X, _, _ = corpus
+def test_kept_samples_are_evenly_spaced_in_the_averaging_window(four_topic_corpus):
+    X, _, _ = four_topic_corpus
     model = SCIRLDA(4, max_iter=20, random_state=0, n_topic_samples=10).fit(X)
     steps = model.topic_sample_steps_
     assert 5 <= len(steps) <= 10 and steps[0] >= model.burn_in_
@@ -98,8 +93,8 @@ def test_kept_samples_are_evenly_spaced_in_the_averaging_window(corpus):
     assert model.topic_sample_steps_[0] >= model.burn_in_
 
 
-def test_n_topic_samples_is_checked_and_intervals_need_samples(corpus):
-    X, _, _ = corpus
+def test_n_topic_samples_is_checked_and_intervals_need_samples(four_topic_corpus):
+    X, _, _ = four_topic_corpus
     with pytest.raises(ValueError, match="n_topic_samples must be 0 or at least 2"):
         SCIRLDA(4, n_topic_samples=1).fit(X)
     model = SCIRLDA(4, max_iter=2, random_state=0).fit(X)
@@ -136,8 +131,8 @@ def test_credible_intervals_cover_the_true_topic_probabilities_at_their_nominal_
 
 
 # ---------------------------------------------------------------- alignment and diagnostics
-def test_alignment_recovers_a_known_permutation(corpus):
-    _, topics, _ = corpus
+def test_alignment_recovers_a_known_permutation(four_topic_corpus):
+    _, topics, _ = four_topic_corpus
     permutation = np.array([2, 0, 3, 1])
     noisy = topics[permutation] * np.random.default_rng(0).uniform(0.8, 1.2, topics.shape)
     noisy /= noisy.sum(axis=1, keepdims=True)

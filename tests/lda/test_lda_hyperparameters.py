@@ -33,7 +33,8 @@ from simplexsg import LDA, SCIRLDA
 from simplexsg.datasets import make_lda_corpus
 from simplexsg.lda.alpha import STEP_SCALE, DocTopicPriorSampler
 
-Z = 5.0
+from helpers.stats import Z
+
 TRUE_ALPHA = 0.3
 PER_TOPIC_ALPHA = np.array([0.2, 0.25, 0.3, 0.4, 0.5])
 #: Passes of the recovery fits: 3 steps a pass (D = 400, the default batch of 134), half kept,

@@ -205,7 +205,7 @@ def test_fit_streams_a_reader_like_any_corpus(counts, uci_files):
 
 def test_gensim_mmcorpus_takes_id2word_or_its_header_size(counts, tmp_path):
     """With id2word, a gensim MmCorpus streams like any corpus; without, its header's
-    ``num_terms`` is the vocabulary size (as in tests/test_lda_edge_inputs.py)."""
+    ``num_terms`` is the vocabulary size (as in tests/lda/test_lda_edge_inputs.py)."""
     MmCorpus.serialize(str(tmp_path / "c.mm"), documents(counts))
     mm = MmCorpus(str(tmp_path / "c.mm"))
     id2word = {i: f"w{i}" for i in range(N_WORDS)}

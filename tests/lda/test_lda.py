@@ -16,10 +16,10 @@ from sklearn.utils.estimator_checks import check_param_validation
 
 import simplexsg.lda.training as training
 from simplexsg import LDA, SCIRLDA, SGRLDLDA, metrics
-from simplexsg.datasets import load_wiki_sample, make_lda_corpus
+from simplexsg.datasets import make_lda_corpus
 from simplexsg.lda.gibbs import fold_in
 
-from sklearn_checks import parametrize_checks
+from helpers.sklearn_checks import parametrize_checks
 
 
 @pytest.fixture(scope="module")
@@ -97,15 +97,15 @@ def test_recovers_known_topics(synthetic, known_assignment_yardstick, estimator)
 
 
 @pytest.mark.slow
-def test_scir_beats_sgrld_on_the_bundled_corpus():
+def test_scir_beats_sgrld_on_the_bundled_corpus(wiki_sample):
     # The paper's Figure 3a at the default priors (alpha = beta = 0.1), each sampler with its
     # default step sizes and batch (67 documents), 25 passes = 75 steps; SCIR is lower on
     # every one of 3 seeds (benchmarks/lda_scir_vs_sgrld.py draws the curves).
-    data = load_wiki_sample()
+    X_train, X_test = wiki_sample.X_train, wiki_sample.X_test
     for seed in range(3):
-        scir, sgrld = (cls(20, max_iter=25, n_jobs=2, random_state=seed).fit(data.X_train)
+        scir, sgrld = (cls(20, max_iter=25, n_jobs=2, random_state=seed).fit(X_train)
                        for cls in (SCIRLDA, SGRLDLDA))
-        assert scir.perplexity(data.X_test) < sgrld.perplexity(data.X_test), seed
+        assert scir.perplexity(X_test) < sgrld.perplexity(X_test), seed
 
 
 @pytest.mark.parametrize("n_docs, batch, passes", [(40, 50, 60), (100, 50, 30), (200, 67, 20),

@@ -4,7 +4,8 @@ labelled allocations of a tiny data set, enumerated.
 Five rows, labels 0..B-1 with B = 11, alpha = 0.5: a row's label is B or more with posterior
 probability of order (alpha / (1 + alpha))^B = 6e-6, so the B^5 = 161,051 enumerated states
 carry all but ~3e-5 of the mass. The enumeration is checked against the partition posterior of
-``tests/dp_exact.py`` (the DP's exchangeable partition probabilities: an independent formula).
+``tests/helpers/dp_exact.py`` (the DP's exchangeable partition probabilities: an independent
+formula).
 """
 import itertools
 
@@ -13,10 +14,10 @@ import pytest
 from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 
-from dp_exact import BETA6, X6, exact_dp_posterior
-from guards import hang_guard
-
 from simplexsg.dpmixture.split_merge import SplitMerge, log_labelled_prior
+
+from helpers.dp_exact import BETA6, X6, exact_dp_posterior
+from helpers.guards import hang_guard
 
 X5, ALPHA, B = X6[:5], 0.5, 11
 #: Draws from the exact posterior, each moved once; the chi-square test's level.

@@ -1,19 +1,19 @@
 """The package's exact Gibbs slice sampler, ``DPMixture(sampler="gibbs")``, and its SCIR and
 SGRLD samplers at full batch, against the exact posterior of a tiny data set.
 
-The exact posterior comes from ``tests/dp_exact.py``: it enumerates all 203 set partitions of the
-6 rows, with the DP's exchangeable partition probability function and the Dirichlet-multinomial
-marginal of each block, and integrates alpha out by quadrature. That reference is itself tested in
-``tests/test_dp_exact.py`` (closed forms, a brute-force recomputation, an independent collapsed
-Gibbs sampler).
+The exact posterior comes from ``tests/helpers/dp_exact.py``: it enumerates all 203 set
+partitions of the 6 rows, with the DP's exchangeable partition probability function and the
+Dirichlet-multinomial marginal of each block, and integrates alpha out by quadrature. That
+reference is itself tested in ``tests/dpmixture/test_dp_exact.py`` (closed forms, a brute-force
+recomputation, an independent collapsed Gibbs sampler).
 """
 import numpy as np
 import pytest
 
-from dp_exact import (BETA6, PRIOR6, X6, exact_dp_posterior, exact_x6, mc_deviations, mc_se,
-                      n_cluster_events)
-
 from simplexsg import DPMixture
+
+from helpers.dp_exact import (BETA6, PRIOR6, X6, exact_dp_posterior, exact_x6, mc_deviations,
+                              mc_se, n_cluster_events)
 
 N_ITER, BURN_IN, Z = 14_500, 500, 4.5  # 14,000 kept iterations
 #: States of K below this posterior probability are checked pooled with their neighbours.

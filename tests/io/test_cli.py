@@ -311,7 +311,7 @@ def test_a_model_that_cannot_be_written_after_training_is_saved_elsewhere(
 # ---------------------------------------------------------------- Ctrl-C, checkpoints, --resume
 class StopAfterCall:
     """Wraps a function of the training module; raises KeyboardInterrupt once its ``n``-th
-    call has done its work (tests/test_lda_interrupt.py's, as Ctrl-C mid-fit)."""
+    call has done its work (tests/lda/test_lda_interrupt.py's, as Ctrl-C mid-fit)."""
 
     def __init__(self, function, n):
         self.function, self.n, self.calls = function, n, 0

@@ -47,7 +47,8 @@ from scipy.special import gammaln
 from simplexsg import SCIRLDA
 from simplexsg.simplex import to_simplex
 
-Z = 5.0
+from helpers.stats import Z, batch_means, batch_means_se
+
 K, W, ALPHA, BETA = 2, 5, 0.5, 0.5
 #: Each document's tokens as word ids: two themes (words 0-1 and 2-4) and two bridging documents.
 DOCS = [[0, 0, 1], [0, 1, 1], [2, 2, 3], [2, 3, 4], [0, 3], [1, 4]]
@@ -96,9 +97,7 @@ def chain_pair_moments(n_steps, step_size, topic_word_prior=BETA, seed=0):
         phi = to_simplex(lda.topic_state_)
         samples[t] = (phi.T @ phi)[PAIRS]
     kept = samples[n_steps // 10:]
-    kept = kept[:len(kept) // N_BATCHES * N_BATCHES]
-    batches = kept.reshape(N_BATCHES, -1, kept.shape[1]).mean(axis=1)
-    return batches.mean(axis=0), batches.std(axis=0, ddof=1) / np.sqrt(N_BATCHES)
+    return batch_means(kept, N_BATCHES).mean(axis=0), batch_means_se(kept, N_BATCHES)
 
 
 @pytest.fixture(scope="module")

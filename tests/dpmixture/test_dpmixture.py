@@ -19,8 +19,9 @@ from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, make_multinomial_mixture
 from simplexsg.dpmixture import defaults, slice_sampler
 
-from sklearn_checks import parametrize_checks
-from guards import hang_guard
+from helpers import ROOT
+from helpers.guards import hang_guard
+from helpers.sklearn_checks import parametrize_checks
 
 SAMPLERS = ["scir", "sgrld", "gibbs"]
 
@@ -408,7 +409,7 @@ def test_load_msweb_errors(tmp_path, monkeypatch):
 
 
 def _msweb_dir():
-    root = os.environ.get("SIMPLEXSG_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+    root = os.environ.get("SIMPLEXSG_DATA") or ROOT.parent / "shared" / "data"
     path = Path(root) / "msweb"
     if not (path / "anonymous-msweb.data").is_file():
         pytest.skip(f"msweb not found at {path}: set SIMPLEXSG_DATA to the directory holding "

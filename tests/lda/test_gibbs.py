@@ -21,7 +21,8 @@ from simplexsg._ext._lda_gibbs import (REJECTION_ALWAYS, csr_token_arrays, gibbs
 from simplexsg._random import document_streams
 from simplexsg.lda.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts, sweep_tokens
 
-Z = 5.0          # tolerance in standard errors
+from helpers.stats import Z
+
 P_MIN = 1e-4     # chi-square acceptance threshold
 
 # The toy document: K = 3 topics, 4 tokens over 3 distinct words (word 1 twice), asymmetric alpha.

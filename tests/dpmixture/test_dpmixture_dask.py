@@ -8,22 +8,18 @@ import pytest
 import scipy.sparse as sp
 
 distributed = pytest.importorskip("distributed")
-from dask_faults import fail_at, kill_a_worker_at, local_client  # noqa: E402
 
 from simplexsg import DPMixture  # noqa: E402
 from simplexsg import _dask as dask_shards  # noqa: E402
 from simplexsg.datasets import make_multinomial_mixture  # noqa: E402
 from simplexsg.dpmixture import distributed as dask_dp  # noqa: E402
 
-pytestmark = pytest.mark.slow     # the module starts a Dask cluster
+from helpers.dask_faults import fail_at, kill_a_worker_at  # noqa: E402
+
+pytestmark = pytest.mark.slow     # the module starts a Dask cluster (conftest's client)
 
 N, D = 240, 2000
 STATE = ("theta_", "sticks_", "alpha_", "labels_", "n_iter_", "weights_", "components_")
-
-
-@pytest.fixture(scope="module")
-def client():
-    yield from local_client()
 
 
 @pytest.fixture(scope="module")

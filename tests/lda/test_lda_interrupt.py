@@ -10,15 +10,15 @@ import pytest
 import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg._fitting import atomic_dump
-from simplexsg.datasets import make_lda_corpus
 
 FITTED = ("components_", "topic_state_", "n_batch_iter_", "n_documents_seen_", "n_iter_",
           "burn_in_", "stop_reason_", "monitor_history_", "history_", "doc_topic_prior_")
 
 
 @pytest.fixture(scope="module")
-def corpus():
-    return make_lda_corpus(n_docs=300, n_words=60, n_topics=4, doc_length=40, random_state=0)[0]
+def corpus(four_topic_corpus):
+    """The counts of conftest's corpus: 300 documents, 4 topics, 60 words."""
+    return four_topic_corpus[0]
 
 
 def assert_same_fit(a, b):

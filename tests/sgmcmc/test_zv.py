@@ -13,7 +13,8 @@ from simplexsg.sgmcmc import (ControlVariateGradient, LinearRegressionModel, Min
                                 SGLD, find_centre, sample)
 from simplexsg.sgmcmc import zv_estimate, zv_features
 
-Z = 5.0
+from helpers.stats import Z
+
 MODEL = LinearRegressionModel(prior_precision=1.0, noise_precision=1.0)
 
 

@@ -12,7 +12,7 @@ from simplexsg.sgmcmc import (SGD, SGHMC, SGLD, GaussianLocationModel, LangevinS
                               LinearRegressionModel, MinibatchGradient, sample)
 from simplexsg.sgmcmc.ewsg import ExponentiallyWeightedGradient
 
-Z = 5.0
+from helpers.stats import Z
 
 
 def regression(N=40, d=2, seed=0):

@@ -24,17 +24,12 @@ from sklearn.preprocessing import StandardScaler
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
 from simplexsg.sgmcmc.regression import NOISE_FLOOR
 
-from sklearn_checks import parametrize_checks
-from test_sgmcmc import kron_moment, minibatch_cov, stationary_cov
+from helpers.sgmcmc_exact import kron_moment, minibatch_cov, stationary_cov
+from helpers.sklearn_checks import parametrize_checks
+from helpers.stats import Z, batch_means_se
 
-Z = 5.0
-
-
-def batch_means_se(chain, n_batches=25):
-    """Standard error (d,) of the mean of ``chain`` (K, d) from the means of n_batches blocks."""
-    k = len(chain) // n_batches * n_batches
-    means = chain[:k].reshape(n_batches, -1, chain.shape[1]).mean(axis=1)
-    return means.std(axis=0, ddof=1) / np.sqrt(n_batches)
+#: Batches of a chain's batch-means standard error (``batch_means_se``).
+N_BATCHES = 25
 
 
 def theta_samples(model):
@@ -107,7 +102,7 @@ def test_linear_regression_matches_the_exact_posterior(linear_data, sampler):
     model = BayesianLinearRegression(noise_variance=1.0, sampler=sampler, n_iter=20000,
                                      random_state=1).fit(X, y)
     theta = theta_samples(model)
-    se = batch_means_se(theta)
+    se = batch_means_se(theta, N_BATCHES)
     assert np.all(np.abs(theta.mean(axis=0) - mean) <= Z * se), (theta.mean(axis=0), mean, se)
     np.testing.assert_allclose(model.coef_, theta.mean(axis=0)[:3], rtol=1e-12)
     if sampler == "sgld":
@@ -403,7 +398,7 @@ def test_divergence_stops_with_an_error_naming_the_step_size(breast_cancer):
 def variance_and_se(theta):
     """Chain variance (d,) per coordinate and its batch-means standard error (d,)."""
     dev2 = (theta - theta.mean(axis=0)) ** 2
-    return dev2.mean(axis=0), batch_means_se(dev2)
+    return dev2.mean(axis=0), batch_means_se(dev2, N_BATCHES)
 
 
 def test_sghmc_default_matches_the_exact_posterior(linear_data):
@@ -425,7 +420,7 @@ def test_sghmc_default_matches_the_exact_posterior(linear_data):
     assert model.batch_size_ == 50
     assert model.step_size_ * model.friction_ == pytest.approx(0.1)
     theta = theta_samples(model)
-    se = batch_means_se(theta)
+    se = batch_means_se(theta, N_BATCHES)
     assert np.all(np.abs(theta.mean(axis=0) - mean) <= Z * se), (theta.mean(axis=0), mean, se)
     var, se_var = variance_and_se(theta)
     exact = np.diag(cov)

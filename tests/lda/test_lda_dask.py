@@ -8,20 +8,16 @@ import pytest
 import scipy.sparse as sp
 
 distributed = pytest.importorskip("distributed")
-from dask_faults import fail_at, kill_a_worker_at, local_client  # noqa: E402
 
 from simplexsg import LDA, SCIRLDA, SGRLDLDA  # noqa: E402
 from simplexsg.datasets import make_lda_corpus, save_uci_bow  # noqa: E402
 from simplexsg.lda import distributed as dask_lda  # noqa: E402
 
-pytestmark = pytest.mark.slow     # the module starts a Dask cluster
+from helpers.dask_faults import fail_at, kill_a_worker_at  # noqa: E402
+
+pytestmark = pytest.mark.slow     # the module starts a Dask cluster (conftest's client)
 
 K, W = 5, 2000
-
-
-@pytest.fixture(scope="module")
-def client():
-    yield from local_client()
 
 
 @pytest.fixture(scope="module")

@@ -312,3 +312,44 @@ def test_read_matrix_market_names_the_file_and_leaves_nothing_behind(counts, tmp
             readers.read_matrix_market(path)
     gc.collect()
     assert unraisable == []
+
+
+# ---------------------------------------------------------------- read_corpus
+@pytest.fixture
+def corpus_files(counts, tmp_path):
+    """The same counts as a UCI file (with its vocabulary beside it), an LDA-C file and a
+    Matrix Market file, gzipped where the name says so."""
+    words = [f"w{j}" for j in range(N_WORDS)]
+    uci = tmp_path / "docword.c.txt.gz"
+    save_uci_bow(counts, uci, vocabulary=words, vocab_path=tmp_path / "vocab.c.txt")
+    ldac = tmp_path / "c.ldac"
+    BleiCorpus.serialize(str(ldac), documents(counts), id2word=dict(enumerate(words)))
+    mm = tmp_path / "c.mm"
+    MmCorpus.serialize(str(mm), documents(counts), id2word=dict(enumerate(words)))
+    return {"uci": uci, "ldac": ldac, "mm": mm}
+
+
+def test_file_format_tells_the_three_formats_apart(corpus_files):
+    for fmt, path in corpus_files.items():
+        assert readers.file_format(path) == fmt
+
+
+def test_read_corpus_gives_the_same_counts_streamed_or_in_memory(counts, corpus_files):
+    for fmt, path in corpus_files.items():
+        X, id2word = readers.read_corpus(path, stream=False, n_features=N_WORDS)
+        np.testing.assert_array_equal(X.toarray(), counts.toarray(), err_msg=fmt)
+        vocabulary = path.with_name(path.name + ".vocab") if fmt == "ldac" else None  # gensim's
+        streamed, _ = readers.read_corpus(path, vocabulary=vocabulary)
+        if fmt != "mm":                              # Matrix Market is always in memory
+            assert not sp.issparse(streamed)
+            stacked = sp.vstack(list(streamed.iter_csr(64)), format="csr")
+            np.testing.assert_array_equal(stacked.toarray(), counts.toarray(), err_msg=fmt)
+    uci, _ = readers.read_corpus(corpus_files["uci"])
+    assert uci.id2word[3] == "w3"                      # the vocab file beside it, found
+
+
+def test_read_corpus_names_a_bad_format_and_an_lda_c_id_beyond_the_width(corpus_files):
+    with pytest.raises(ValueError, match="format must be 'auto' or one of"):
+        readers.read_corpus(corpus_files["uci"], format="csv")
+    with pytest.raises(ValueError, match=r"word ids must lie in \[0, 5\)"):
+        readers.read_corpus(corpus_files["ldac"], stream=False, n_features=5)

@@ -2,9 +2,11 @@
 import numbers
 import os
 import tempfile
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 
 def as_float_array(name, value):
@@ -110,3 +112,27 @@ def check_checkpoint(every, path):
     if path is not None:
         check_output_path("checkpoint_path", path)
     return None if every is None else check_int("checkpoint_every", every)
+
+
+# ---------------------------------------------------------------- scikit-learn constraints
+#: A finite number > 0 (inf excluded), for ``_parameter_constraints``.
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+
+
+def int_from(low):
+    """The ``_parameter_constraints`` entry of an int >= ``low``."""
+    return Interval(Integral, low, None, closed="left")
+
+
+def validate_params(estimator):
+    """scikit-learn's ``estimator._validate_params()`` against its ``_parameter_constraints``,
+    then InvalidParameterError naming the first parameter that is a bool where only a number
+    is meant (``Interval`` takes True and False for 1 and 0)."""
+    estimator._validate_params()
+    params = estimator.get_params(deep=False)
+    for name, constraints in estimator._parameter_constraints.items():
+        if (isinstance(params[name], (bool, np.bool_)) and "boolean" not in constraints
+                and any(isinstance(c, Interval) for c in constraints)):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(estimator).__name__} must be a number, not a "
+                f"bool. Got {params[name]!r} instead.")

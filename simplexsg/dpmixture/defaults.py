@@ -2,7 +2,6 @@
 parameters of a fit (``Params``, made by ``DPMixture._check_params``)."""
 import dataclasses
 import enum
-import numbers
 
 import numpy as np
 
@@ -59,17 +58,12 @@ def auto_sampler(n_rows, chain_sampler=None):
         "gibbs" if n_rows is not None and n_rows <= AUTO_GIBBS_ROWS else "scir")
 
 
-def check_split_merge(value):
-    """``split_merge`` resolved: "auto" or an int >= 0 (True: "auto", False: 0), else
-    ValueError."""
+def resolve_split_merge(value):
+    """``split_merge`` resolved: "auto" (True: "auto") or an int >= 0 (False: 0). Validated
+    before (``DPMixture._parameter_constraints``)."""
     if isinstance(value, (bool, np.bool_)):
         return "auto" if value else 0
-    if isinstance(value, str) and value == "auto":
-        return value
-    if not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f'split_merge must be "auto", True, False or an int >= 0, '
-                         f'got {value!r}')
-    return int(value)
+    return value if isinstance(value, str) else int(value)
 
 
 def default_max_iter(sampler, tol):

@@ -8,35 +8,31 @@ import os
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .._validation import check_checkpoint, check_n_jobs
+from .._validation import check_checkpoint, check_n_jobs, int_from, validate_params
 from .alpha import GammaPrior
 from ..schedules import Polynomial
 from .defaults import MIN_STEP_SIZE, SAMPLER_DEFAULTS, resolve_params
-
-
-def _int_from(low):
-    return Interval(Integral, low, None, closed="left")
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
 #: ``LDA._parameter_constraints``.
 CONSTRAINTS = {
-    "n_components": [_int_from(1)],
+    "n_components": [int_from(1)],
     "sampler": [StrOptions(set(SAMPLER_DEFAULTS))],
     "doc_topic_prior": [_POSITIVE, None],
     "topic_word_prior": [_POSITIVE, None],
-    "batch_size": [_int_from(1), None],
+    "batch_size": [int_from(1), None],
     "step_size": [_POSITIVE, None],
     "step_offset": [_POSITIVE, None],
     "step_decay": [Interval(Real, 0, 1, closed="both"), None],
-    "n_gibbs": [_int_from(1)],
-    "gibbs_burn_in": [_int_from(0), None],
-    "max_iter": [_int_from(1), None],
-    "burn_in": [_int_from(0), None],
-    "total_samples": [_int_from(1), None],
+    "n_gibbs": [int_from(1)],
+    "gibbs_burn_in": [int_from(0), None],
+    "max_iter": [int_from(1), None],
+    "burn_in": [int_from(0), None],
+    "total_samples": [int_from(1), None],
     "local_topics": [StrOptions({"mean", "sample"})],
     "rao_blackwell": ["boolean"],
     "learn_doc_topic_prior": ["boolean", StrOptions({"symmetric", "per_topic"})],
@@ -44,19 +40,19 @@ CONSTRAINTS = {
     "local_warm_start": ["boolean"],
     "max_time": [_POSITIVE, None],
     "tol": [Interval(Real, 0, 1, closed="left"), None],
-    "n_iter_no_change": [_int_from(1)],
-    "shuffle_buffer": [_int_from(0), None],
+    "n_iter_no_change": [int_from(1)],
+    "shuffle_buffer": [int_from(0), None],
     "dtype": "no_validation",          # check_params: whatever numpy reads as float32 or float64
     "warm_start": "no_validation",     # check_params, in the words of the other estimators
-    "checkpoint_every": [_int_from(1), None],
+    "checkpoint_every": [int_from(1), None],
     "checkpoint_path": [str, os.PathLike, None],
     "n_jobs": [Integral, None],
     "client": [None, HasMethods(["submit", "gather"])],
-    "random_state": [_int_from(0), np.random.RandomState, np.random.SeedSequence,
+    "random_state": [int_from(0), np.random.RandomState, np.random.SeedSequence,
                      np.random.Generator, None],
     "verbose": ["verbose"],
-    "evaluate_every": [_int_from(-1)],
-    "n_topic_samples": [_int_from(0)],
+    "evaluate_every": [int_from(-1)],
+    "n_topic_samples": [int_from(0)],
 }
 
 
@@ -65,13 +61,9 @@ def check_params(estimator):
     training reads them (``simplexsg.lda.training.Trainer``'s ``params``). Raises
     ``InvalidParameterError`` (a ValueError and a TypeError) or ValueError naming the
     parameter; changes nothing."""
-    estimator._validate_params()
+    validate_params(estimator)
     params = estimator.get_params(deep=False)
     name_of = type(estimator).__name__
-    for name, constraints in estimator._parameter_constraints.items():
-        if isinstance(params[name], bool) and any(isinstance(c, Interval) for c in constraints):
-            raise InvalidParameterError(f"The {name!r} parameter of {name_of} must be a number, "
-                                        f"not a bool. Got {params[name]!r} instead.")
     fixed = getattr(type(estimator), "_fixed_sampler", None)
     if fixed is not None and params["sampler"] != fixed:
         raise ValueError(f"{name_of} samples with {fixed!r}; use "

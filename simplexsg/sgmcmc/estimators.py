@@ -7,11 +7,13 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
-from .._validation import check_finite, check_positive_scalar
+from .._validation import check_finite
 from .centre import find_centre
 
 from .models import LinearRegressionModel, LogisticRegressionModel
-from .regression import (_ATTRIBUTES, _PARAMETERS, NOISE_FLOOR, _BayesianLinearModel)
+from .._validation import POSITIVE
+from .regression import (_ATTRIBUTES, _PARAMETERS, CONSTRAINTS, NOISE_FLOOR,
+                         _BayesianLinearModel)
 from .standardise import (LinearModelFlatIntercept, LogisticModelFlatIntercept,
                           residual_variance)
 
@@ -149,6 +151,8 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
 {_ATTRIBUTES}    noise_variance_ : float, the noise variance used, in y's units squared.
     """
 
+    _parameter_constraints = {**CONSTRAINTS, "noise_variance": [POSITIVE, None]}
+
     def __init__(self, *, prior_scale=1.0, noise_variance=None, fit_intercept=True,
                  sampler="sgldcv", step_size=None, batch_size=None, n_iter=2000, burn_in=None,
                  thin=1, friction=None, zv=False, warm_start=False, checkpoint_every=None,
@@ -172,7 +176,7 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
         if self.noise_variance is None:
             variance = max(residual_variance(*data), NOISE_FLOOR)
         else:
-            given = check_positive_scalar("noise_variance", self.noise_variance)
+            given = float(self.noise_variance)    # validated by _check_params
             with np.errstate(over="ignore", under="ignore", divide="ignore"):
                 variance = float(np.float64(given) / np.float64(y_scale) ** 2)
             if not 0 < variance < np.inf or not 0 < 1 / variance < np.inf:

@@ -61,17 +61,19 @@ times
 """
 import copy
 import numbers
+import os
 import time
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._fitting import (array_digest, check_unchanged, fit_plan, restore_on_error,
                         result_params, write_checkpoint)
 from .._random import seed_sequence
-from .._validation import check_checkpoint, check_int, check_positive_scalar
+from .._validation import POSITIVE, check_checkpoint, check_int, int_from, validate_params
 from .driver import sample
 from .gradients import (ControlVariateGradient, MinibatchGradient, NoiseTrackingGradient,
                         noise_estimate_from_aux)
@@ -102,6 +104,30 @@ NOISE_FLOOR = 1e-6
 
 # Rows of X per block in prediction, so the (rows, n_samples) temporaries stay small.
 _PREDICT_ROWS = 1024
+
+
+
+#: ``_BayesianLinearModel._parameter_constraints``, checked once at the start of ``fit``
+#: (``_BayesianLinearModel._check_params``, with what they cannot state); the subclasses add
+#: their own parameters (``BayesianLinearRegression``: ``noise_variance``).
+CONSTRAINTS = {
+    "prior_scale": [POSITIVE],                 # within (1e-150, 1e150): _check_params
+    "fit_intercept": ["boolean"],
+    "sampler": [StrOptions(set(SAMPLERS))],
+    "step_size": [POSITIVE, None],
+    "batch_size": [int_from(1), Interval(RealNotInt, 0, 1, closed="right"), None],
+    "n_iter": [int_from(1)],
+    "burn_in": [int_from(0), None],
+    "thin": [int_from(1)],
+    "friction": [POSITIVE, None],
+    "zv": ["boolean"],
+    "warm_start": ["boolean"],
+    "checkpoint_every": [int_from(1), None],  # with checkpoint_path: _check_params
+    "checkpoint_path": [str, os.PathLike, None],
+    "random_state": [int_from(0), np.random.RandomState, np.random.SeedSequence,
+                     np.random.Generator, None],
+    "verbose": ["verbose"],
+}
 
 
 def _resolve_batch_size(batch_size, n_data, fraction=BATCH_FRACTION):
@@ -156,9 +182,9 @@ _PARAMETERS = """\
         are not posterior samples; a baseline). The last three start at theta = 0 on the
         standardised scale: coefficients 0 and, for the linear model, the intercept at y's
         mean.
-        Accuracy of each sampler's defaults: ``simplexsg.sgmcmc.regression`` module docstring. "sgld"
-        warns at fit time: at the default step and batch its standard deviations are about
-        sqrt(1 + 0.05 N / n) times the posterior's (2.5x at n = N / 100).
+        Accuracy of each sampler's defaults: ``simplexsg.sgmcmc.regression`` module docstring.
+        "sgld" warns at fit time: at the default step and batch its standard deviations are
+        about sqrt(1 + 0.05 N / n) times the posterior's (2.5x at n = N / 100).
     step_size : float, default None
         Step size h of the chain on the standardised scale (module docstring). None:
         ``STEP_SCALE / L``; for "sghmc"
@@ -252,25 +278,23 @@ class _BayesianLinearModel(BaseEstimator):
         self.verbose = verbose
 
     # ---------------------------------------------------------------- parameters
+    _parameter_constraints = CONSTRAINTS
+
     def _check_params(self):
-        """Validate the parameters that do not depend on the data; return them as a dict."""
-        if self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {self.sampler!r}")
-        for name in ("fit_intercept", "zv", "warm_start"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        """Validate the parameters (``_parameter_constraints``, then the checks between
+        parameters and what the constraints cannot state, each error naming the parameters);
+        return those that do not depend on the data, resolved, as a dict. Changes nothing."""
+        validate_params(self)
         if self.zv and self.sampler == "sgd":
             raise ValueError("zv=True needs a sampler that targets the posterior; 'sgd' adds "
                              "no noise")
-        n_iter = check_int("n_iter", self.n_iter, 1)
-        thin = check_int("thin", self.thin, 1)
+        n_iter, thin = int(self.n_iter), int(self.thin)
         default_burn_in = 0 if self.sampler == "sgldcv" else n_iter // 2
-        burn_in = check_int("burn_in", default_burn_in if self.burn_in is None else self.burn_in,
-                            0)
+        burn_in = default_burn_in if self.burn_in is None else int(self.burn_in)
         if n_iter // thin <= burn_in // thin:
             raise ValueError(f"no sample is kept: n_iter={n_iter}, burn_in={burn_in}, "
                              f"thin={thin} (burn_in must be well below n_iter)")
-        scale = check_positive_scalar("prior_scale", self.prior_scale)
+        scale = float(self.prior_scale)
         if not 1e-150 < scale < 1e150:
             raise ValueError(f"prior_scale must lie in (1e-150, 1e150) (its precision "
                              f"prior_scale**-2 is a float64), got {scale!r}")
@@ -279,10 +303,8 @@ class _BayesianLinearModel(BaseEstimator):
             n_iter=n_iter, thin=thin, burn_in=burn_in,
             checkpoint_every=check_checkpoint(self.checkpoint_every, self.checkpoint_path),
             warm_start=bool(self.warm_start),
-            step_size=(None if self.step_size is None
-                       else check_positive_scalar("step_size", self.step_size)),
-            friction=(None if self.friction is None
-                      else check_positive_scalar("friction", self.friction)),
+            step_size=None if self.step_size is None else float(self.step_size),
+            friction=None if self.friction is None else float(self.friction),
         )
 
     def _integrator(self, params, model, design, centre):

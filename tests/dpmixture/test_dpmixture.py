@@ -14,6 +14,8 @@ from scipy.special import logsumexp
 from scipy.stats import dirichlet_multinomial, multinomial
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, make_multinomial_mixture
@@ -298,6 +300,22 @@ def test_feature_mismatch_raises(mixture):
 def test_bad_parameters_raise(mixture, params, message):
     with pytest.raises((ValueError, TypeError), match=message):
         DPMixture("scir", max_iter=2, **params).fit(mixture[0][:50])
+
+
+def test_parameters_are_validated_the_scikit_learn_way():
+    # every parameter has a constraint, and a value of a wrong type or outside its range
+    # raises scikit-learn's InvalidParameterError naming the parameter and the estimator
+    check_param_validation("DPMixture", DPMixture())
+    X = np.ones((4, 3), dtype=int)
+    with pytest.raises(InvalidParameterError, match="The 'batch_size' parameter of DPMixture "
+                                                    "must be a number, not a bool"):
+        DPMixture(batch_size=True).fit(X)
+    with pytest.raises(InvalidParameterError, match=r"The 'init' parameter of DPMixture must "
+                                                    r"be a str among"):
+        DPMixture(init="kmeans").partial_fit(X)
+    # split_merge takes a bool: True is "auto", False none
+    assert DPMixture(split_merge=True)._check_params(4).split_merge == "auto"
+    assert DPMixture(split_merge=False)._check_params(4).split_merge == 0
 
 
 #: 1-3 rows x 1-3 columns, empty rows, counts of 10^9 (#35).

@@ -20,6 +20,8 @@ from sklearn.linear_model import BayesianRidge, LogisticRegression, Ridge
 from sklearn.model_selection import cross_val_score, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
 from simplexsg.sgmcmc.regression import NOISE_FLOOR
@@ -328,7 +330,8 @@ def test_resolved_parameters_and_shapes(breast_cancer):
     (dict(), "nan", None, ValueError, "NaN"),
     (dict(), None, "short", ValueError, "inconsistent numbers of samples"),
     (dict(), None, "three", ValueError, "Only binary classification"),
-    (dict(sampler="hmc"), None, None, ValueError, "sampler must be one of"),
+    (dict(sampler="hmc"), None, None, ValueError,
+     "The 'sampler' parameter of BayesianLogisticRegression must be a str among"),
     (dict(step_size=0.0), None, None, ValueError, "step_size"),
     (dict(step_size="big"), None, None, TypeError, "step_size"),
     (dict(prior_scale=-1.0), None, None, ValueError, "prior_scale"),
@@ -351,6 +354,23 @@ def test_bad_input_is_named_and_leaves_the_fitted_model_unchanged(params, X_bad,
         model.fit(X, y)
     model.set_params(**BayesianLogisticRegression(n_iter=50, random_state=0).get_params())
     assert pickle.dumps(model) == before
+
+
+def test_parameters_are_validated_the_scikit_learn_way():
+    # every parameter has a constraint, and a value of a wrong type or outside its range
+    # raises scikit-learn's InvalidParameterError naming the parameter and the estimator
+    for cls in (BayesianLinearRegression, BayesianLogisticRegression):
+        check_param_validation(cls.__name__, cls())
+    X, y = np.ones((6, 2)), np.arange(6) % 2
+    with pytest.raises(InvalidParameterError, match="The 'thin' parameter of "
+                                                    "BayesianLinearRegression must be a number, "
+                                                    "not a bool"):
+        BayesianLinearRegression(thin=True).fit(X, y)
+    with pytest.raises(InvalidParameterError, match=r"The 'batch_size' parameter of "
+                                                    r"BayesianLogisticRegression must be an int "
+                                                    r"in the range \[1, inf\), a float in the "
+                                                    r"range \(0.0, 1.0\] or None"):
+        BayesianLogisticRegression(batch_size=1.5).fit(X, y)
 
 
 def test_regression_bad_input_is_named(linear_data):

@@ -144,7 +144,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
         raise ValueError(f"est_word/est_value entry {bad} is out of range")
     cdef bint averaging = average_out is not None, accumulate = average_in is not None
     cdef double c = -expm1(-h), decay = exp(-h)
-    cdef double rate = decay / c, log_c = log(c)
+    cdef double rate = decay / c
     cdef double* row_theta = NULL
     cdef double* shape = NULL
     cdef double* sample = NULL
@@ -193,7 +193,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                 _sgrld_row(row_theta, shape, est_total, W, h, <bitgen_t*> bitgens[k], sample,
                            mean)
             else:
-                _scir_row(row_theta, shape, W, c, rate, log_c, <bitgen_t*> bitgens[k], sample)
+                _scir_row(row_theta, shape, W, c, rate, <bitgen_t*> bitgens[k], sample)
                 if local_mean:
                     for j in range(W):
                         mean[j] = row_theta[j] * decay + shape[j] * c

@@ -92,9 +92,9 @@ cdef inline void _finish_row(double* row, Py_ssize_t d, double log_top) noexcept
 
 
 cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, double c,
-                    double rate, double log_c, bitgen_t* rng, double* out) noexcept nogil:
+                    double rate, bitgen_t* rng, double* out) noexcept nogil:
     """One SCIR step of one row (one simplex) of ``d`` coordinates, drawing from ``rng``;
-    ``c = 1 - e^-h``, ``rate = e^-h / c``, ``log_c = log(c)``."""
+    ``c = 1 - e^-h``, ``rate = e^-h / c``."""
     cdef Py_ssize_t j
     cdef double a, g, v, z, lam, first, log_v
     cdef double top = 0.0                       # largest value stored as is
@@ -151,9 +151,8 @@ def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
         raise ValueError(f"{n_blocks} bit generators of {rows_per_block} rows cannot cover {n_rows} rows")
     cdef double c = -expm1(-h)                 # 1 - e^-h, accurate for small h
     cdef double rate = exp(-h) / c
-    cdef double log_c = log(c)
     cdef bitgen_t* rng
     for b in prange(n_blocks, nogil=True, num_threads=max(1, n_jobs), schedule="static"):
         rng = <bitgen_t*> bitgens[b]
         for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
-            _scir_row(&theta[i, 0], &shape[i, 0], theta.shape[1], c, rate, log_c, rng, &out[i, 0])
+            _scir_row(&theta[i, 0], &shape[i, 0], theta.shape[1], c, rate, rng, &out[i, 0])

@@ -28,6 +28,7 @@ import contextlib
 import csv
 import hashlib
 import os
+import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -71,8 +72,6 @@ def save_model(model, path):
     file named like it in the current folder, else in the temporary folder: the trained model
     is not lost. Returns ``(where, problem)``: the file written, and None or why ``path``
     could not be; UserError if no file could be written."""
-    import joblib
-
     try:
         atomic_dump(model, path)
         return path, None
@@ -83,16 +82,12 @@ def save_model(model, path):
         if any(folder.samefile(other) for other in tried if other.is_dir()):
             continue
         tried.append(folder)
+        where = folder / f"{path.stem}-{secrets.token_hex(4)}{path.suffix}"
         try:
-            fd, where = tempfile.mkstemp(prefix=f"{path.stem}-", suffix=path.suffix, dir=folder)
+            atomic_dump(model, where)
+            return where, problem
         except OSError:
             continue
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                joblib.dump(model, fh)
-            return Path(where), problem
-        except OSError:
-            os.unlink(where)
     raise UserError(f"{problem}, nor a copy in {' or '.join(map(str, tried[1:]))}: the "
                     "trained model is lost")
 

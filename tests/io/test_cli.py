@@ -289,8 +289,12 @@ def test_a_model_that_cannot_be_written_after_training_is_saved_elsewhere(
         files, uci_model, tmp_path, capsys, monkeypatch, same_folder):
     """A full disk after training: the model goes to a new file named like -o in the
     current folder, or the temporary folder when that is -o's folder too."""
-    def disk_full(obj, path):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    output, dump = tmp_path / "out" / "m.joblib", cli.atomic_dump
+
+    def disk_full(obj, path):                   # -o's disk is full, the others are not
+        if Path(path) == output:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        dump(obj, path)
 
     monkeypatch.setattr(cli, "atomic_dump", disk_full)
     for folder in ("out", "cwd", "tmp"):

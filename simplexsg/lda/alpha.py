@@ -17,44 +17,10 @@ by itself if no centre has been set yet. Documents are identified by a global in
 ``0 .. D-1``; each is remembered with its latest counts.
 
 **Model.** ``u`` has shape (1,) (symmetric: alpha_k = exp(u) for every topic) or (K,) (per
-topic: alpha_k = exp(u_k)). Given alpha, document d's topic counts n_d (K,), of total
-N_d = sum_k n_dk, have the Dirichlet-multinomial likelihood (the proportions integrated out;
-the multinomial coefficient, free of alpha, dropped)::
-
-    log p(n_d | alpha) = lgamma(A) - lgamma(A + N_d)
-                         + sum_k [lgamma(alpha_k + n_dk) - lgamma(alpha_k)]
-
-with A = sum_k alpha_k; its gradient in alpha_k is
-``psi(A) - psi(A + N_d) + psi(alpha_k + n_dk) - psi(alpha_k)`` (digamma psi), and in u the
-chain rule multiplies it by alpha_k (summed over k in the symmetric case). The prior is on
-alpha, independent per topic: ``GammaPrior(shape a, rate b)`` (default a = b = 1, i.e. an
-exponential with mean 1: proper, and its density in alpha is within a factor 2.7 of flat over
-0.01 .. 1) or ``LogNormalPrior(mean, sd)`` (u ~ N(mean, sd^2)). Densities in u include the
-Jacobian d alpha / d u = alpha: the Gamma prior is ``a u - b exp(u)`` + const in u.
-
-**Approximation: which counts.** The likelihood above is for integer counts n_dk, which the
-LDA chain only has as samples of its topic assignments. ``LDA`` passes one sample: each
-document's n_dk after its last Gibbs sweep (``gibbs.TopicCounts.doc_topic_last``), stored
-until the document's next visit. The *average* of n_dk over the kept Gibbs sweeps
-(``gibbs.TopicCounts.doc_topic``), a real-valued estimate of E[n_d | words, topics, alpha], is
-also accepted (the formulas hold for real counts: lgamma and psi are smooth), but it is
-biased: the gradient is non-linear in the
-counts, and averaging makes a document's counts smoother (less concentrated on a few topics)
-than any sample of them, which looks like a larger alpha, so the learned alpha is too large.
-The bias grows with the overlap of the topics (where the assignments are uncertain) and with
-the number of sweeps averaged.
-``tests/lda/test_hyperparameters.py::test_gibbs_averaged_counts_bias`` measures it with the
-true topics and the true alpha = 0.3 (K = 5 topics ~ Dirichlet(0.3) over
-50 words, D = 1000 documents of 60 tokens): the mode of alpha is 0.308 from the true
-assignments, 0.306 from one Gibbs sample after 50 sweeps, and 0.430 (+40%) from the LDA
-default average (10 sweeps, 5 discarded). Exploratory runs on the same design (other seeds;
-relative to the mode from the true assignments) gave +26% with sparser topics
-(Dirichlet(0.1)), +39% at Dirichlet(0.3) and +62% with flatter topics (Dirichlet(1)); a
-single sample after only 5 sweeps of a visit's fresh Gibbs run (sequential start) gave +6%,
-+6% and +20%: short runs are biased too. Unbiased alternatives need the per-sweep counts:
-pass one sample of a well-mixed Gibbs run (exact for the joint chain of assignments and
-alpha), or average the per-sweep gradients instead of the counts (Fisher's identity: the mean
-over p(z | words) of grad log p(n(z) | alpha) is the gradient of log p(words | alpha, topics)).
+topic: alpha_k = exp(u_k)); its posterior is the prior on alpha (``simplexsg.lda.alpha_priors``;
+``GammaPrior`` and ``LogNormalPrior``) times the Dirichlet-multinomial likelihood of each
+document's topic counts (``simplexsg.lda.alpha_likelihood``, which also says which counts LDA
+passes and the bias of averaged ones).
 
 **Gradient estimate: SGLD-CV with a running full-data gradient.** The sampler stores, for
 every document d it has been given (``update_counts``), its latest counts and its gradient
@@ -70,20 +36,18 @@ unbiased for ``full_gradient(u)`` over S drawn uniformly from the stored documen
 (zero noise, bit for bit) at u = u_hat. (Baker et al. 2019's SGLD-CV; the stored g_d(u_hat) are
 SAGA's table, but at a fixed centre.) Inside LDA the counts of S are replaced just before
 the step, so G always reflects each document's latest counts. Built from the parts of
-``simplexsg.sgmcmc``: the model ``DocTopicCountsModel``, the estimator
+``simplexsg.sgmcmc``: the model ``alpha_likelihood.DocTopicCountsModel``, the estimator
 ``sgmcmc.gradients.StoredControlVariate`` and the ``SGLD`` integrator's step.
 
 **Cost.** Memory O(D K): the latest counts of every stored document (float64) and its
 gradient at the centre. A step: O(batch K) digammas. ``update_counts``: O(batch K).
 
-**Centre.** ``recentre()`` maximises the log posterior over the stored counts (scaled to D) by
-scipy's trust-region Newton method (exact gradient and Hessian, trigamma terms), from the
-current u, and recomputes every stored g_d. Its sums over documents run over the distinct
-document lengths and distinct non-zero counts only (Gibbs averages over S sweeps are
-multiples of 1 / S); recomputing the g_d is O(n_seen K). Measured: 0.4 to 0.7 s for D = 20,000
-documents and K = 100 topics on a loaded 2-core machine. Meant for the first minibatches and
-the end of each pass of burn-in. The first centre also moves the chain to it
-(as SGLD-CV starts at the centre); later ones do not, unless asked.
+**Centre.** ``recentre()`` moves the centre to the mode of the log posterior over the stored
+counts (scaled to D), found by trust-region Newton from the current u
+(``simplexsg.lda.alpha_posterior``, which gives its cost), and recomputes every stored g_d
+(O(n_seen K)). Meant for the first minibatches and the end of each pass of burn-in. The first
+centre also moves the chain to it (as SGLD-CV starts at the centre); later ones do not, unless
+asked.
 
 **Step size** follows ``simplexsg.sgmcmc``: h is the diffusion time of a step, drift
 ``h * grad log pi`` and noise variance ``2 h``::
@@ -91,255 +55,27 @@ the end of each pass of burn-in. The first centre also moves the chain to it
     u <- u + h * grad_est(u) + sqrt(2 h) * xi,      xi ~ N(0, I)
 
 (Welling & Teh's and Baker et al.'s epsilon is 2 h). The default is ``h = step_scale / L``
-with ``step_scale = STEP_SCALE = 0.1`` (as ``simplexsg.sgmcmc.regression``) and L the largest
-eigenvalue of the Hessian of -log posterior in u at the centre, recomputed at each
+with ``step_scale = STEP_SCALE = 0.1`` (as ``simplexsg.sgmcmc.regression_defaults``) and L the
+largest eigenvalue of the Hessian of -log posterior in u at the centre, recomputed at each
 ``recentre``; h L = 0.1 makes the Euler chain's stationary variance about 1 / (1 - h L / 2) =
 1.05 times the posterior variance (Gaussian case: 2.6% on the sd).
 """
-import dataclasses
-import numbers
-import warnings
-
 import numpy as np
-from scipy import optimize
-from scipy.special import digamma, gammaln, polygamma
 
 from .._random import check_generator
 from .._validation import as_float_array, check_int, check_positive_scalar
-from ..sgmcmc import SGLD, LangevinState, Model
+from ..sgmcmc import SGLD, LangevinState
 from ..sgmcmc.gradients import StoredControlVariate
+from .alpha_likelihood import CountsSummary, DocTopicCountsModel
+from .alpha_posterior import posterior_mode, posterior_terms
+from .alpha_priors import check_prior
 
-__all__ = ["STEP_SCALE", "GammaPrior", "LogNormalPrior", "DocTopicPriorSampler",
-           "doc_log_lik", "doc_grad", "sum_hessian"]
+__all__ = ["STEP_SCALE", "DocTopicPriorSampler"]
 
-#: Default step h = STEP_SCALE / L (module docstring), as in ``simplexsg.sgmcmc.regression``.
+#: Default step h = STEP_SCALE / L (module docstring), as in
+#: ``simplexsg.sgmcmc.regression_defaults``.
 STEP_SCALE = 0.1
 
-#: ``recentre`` keeps u = log alpha within these bounds (alpha in [1e-6, 1e6]).
-_U_BOUNDS = (np.log(1e-6), np.log(1e6))
-#: ``recentre`` warns if its result is further from the mode than this, in posterior sds
-#: (the Newton decrement sqrt(g^T H^-1 g)).
-_MAX_DECREMENT = 1e-2
-
-
-def _trigamma(x):
-    return polygamma(1, x)
-
-
-# ------------------------------------------------------------------------------------------
-# Priors on alpha, as densities in u = log alpha (Jacobian included), independent per entry.
-# ------------------------------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class GammaPrior:
-    """alpha ~ Gamma(shape, rate) per entry; in u = log alpha, ``shape * u - rate * exp(u)``."""
-
-    shape: float = 1.0
-    rate: float = 1.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "shape", check_positive_scalar("prior shape", self.shape))
-        object.__setattr__(self, "rate", check_positive_scalar("prior rate", self.rate))
-
-    def log_density(self, u):
-        """Sum over the entries of u of the log density in u, up to a constant."""
-        return float(np.sum(self.shape * u - self.rate * np.exp(u)))
-
-    def grad(self, u):
-        return self.shape - self.rate * np.exp(u)
-
-    def hessian_diag(self, u):
-        """Diagonal of the Hessian of the log density (the entries are independent)."""
-        return -self.rate * np.exp(u)
-
-
-@dataclasses.dataclass(frozen=True)
-class LogNormalPrior:
-    """alpha log-normal per entry: u = log alpha ~ N(mean, sd^2). Defaults: median alpha 0.1
-    (LDA's default), sd 2 (alpha within 0.002 .. 5.5 at 2 sd)."""
-
-    mean: float = float(np.log(0.1))
-    sd: float = 2.0
-
-    def __post_init__(self):
-        if isinstance(self.mean, bool) or not isinstance(self.mean, numbers.Real) \
-                or not np.isfinite(self.mean):
-            raise ValueError(f"prior mean must be a finite number, got {self.mean!r}")
-        object.__setattr__(self, "mean", float(self.mean))
-        object.__setattr__(self, "sd", check_positive_scalar("prior sd", self.sd))
-
-    def log_density(self, u):
-        return float(np.sum(-0.5 * ((u - self.mean) / self.sd) ** 2))
-
-    def grad(self, u):
-        return -(u - self.mean) / self.sd ** 2
-
-    def hessian_diag(self, u):
-        return np.full(np.shape(u), -1.0 / self.sd ** 2)
-
-
-def _check_prior(prior):
-    if isinstance(prior, (GammaPrior, LogNormalPrior)):
-        return prior
-    if isinstance(prior, (tuple, list)) and len(prior) == 2:
-        return GammaPrior(*prior)
-    raise TypeError("prior must be a GammaPrior, a LogNormalPrior or a pair (shape, rate) of a "
-                    f"Gamma prior, got {prior!r}")
-
-
-# ------------------------------------------------------------------------------------------
-# Per-document Dirichlet-multinomial terms in u = log alpha; p = u.size is 1 (symmetric) or K.
-# ------------------------------------------------------------------------------------------
-
-def _alpha(u, K):
-    return np.broadcast_to(np.exp(u), (K,))
-
-
-def doc_log_lik(log_alpha, counts):
-    """Per-document Dirichlet-multinomial log-likelihood (module docstring): (n,).
-
-    ``log_alpha``: (1,) symmetric or (K,) per topic; ``counts``: (n, K) non-negative, real
-    counts allowed. The multinomial coefficient (free of alpha) is left out.
-    """
-    counts = np.asarray(counts, dtype=np.float64)
-    alpha = _alpha(np.asarray(log_alpha, dtype=np.float64), counts.shape[1])
-    A = alpha.sum()
-    return (gammaln(A) - gammaln(A + counts.sum(axis=1))
-            + (gammaln(alpha + counts) - gammaln(alpha)).sum(axis=1))
-
-
-def doc_grad(log_alpha, counts):
-    """Per-document gradient of ``doc_log_lik`` in u = log alpha: (n, p)."""
-    counts = np.asarray(counts, dtype=np.float64)
-    return _doc_grad(np.asarray(log_alpha, dtype=np.float64), counts, counts.sum(axis=1))
-
-
-def _doc_grad(u, counts, lengths):
-    """``doc_grad`` given the documents' lengths N_d (n,). The sampler calls it with stored
-    lengths, so a document's gradient at a point is the same bits whenever it is computed."""
-    K = counts.shape[1]
-    if u.shape[0] == 1:
-        a = float(np.exp(u[0]))
-        A = K * a
-        g = K * (digamma(A) - digamma(A + lengths))
-        g += digamma(a + counts).sum(axis=1)
-        g -= K * digamma(a)
-        g *= a
-        return g[:, None]
-    alpha = np.exp(u)
-    A = alpha.sum()
-    g = digamma(alpha + counts)
-    g += (digamma(A) - digamma(A + lengths))[:, None]
-    g -= digamma(alpha)
-    g *= alpha
-    return g
-
-
-def sum_hessian(log_alpha, counts):
-    """Hessian in u of ``sum_d doc_log_lik``: (p, p)."""
-    u = np.asarray(log_alpha, dtype=np.float64)
-    return _sum_terms(u, _Summary(np.asarray(counts, dtype=np.float64)), order=2)[2]
-
-
-class _Summary:
-    """Counts reduced to what the sums over documents need: the distinct document lengths and
-    the distinct non-zero (topic, count) pairs, each with its multiplicity (a zero count adds
-    nothing to the likelihood or its derivatives). Gibbs averages over S sweeps are multiples
-    of 1 / S, so the special functions run on a few thousand values, not on n K."""
-
-    def __init__(self, counts, lengths=None):
-        self.n_topics = counts.shape[1]
-        if lengths is None:
-            lengths = counts.sum(axis=1)
-        self.lengths, weights = np.unique(lengths, return_counts=True)
-        self.weights = weights.astype(np.float64)
-        _, cols = np.nonzero(counts)
-        vals = counts[counts != 0]
-        order = np.lexsort((vals, cols))
-        cols, vals = cols[order], vals[order]
-        new = np.ones(len(vals), dtype=bool)
-        new[1:] = (cols[1:] != cols[:-1]) | (vals[1:] != vals[:-1])
-        starts = np.flatnonzero(new)
-        self.cols, self.vals = cols[starts], vals[starts]
-        self.mult = np.diff(np.append(starts, len(vals))).astype(np.float64)
-        self.n_nonzero = np.bincount(self.cols, self.mult, minlength=self.n_topics)
-        # Symmetric case: the distinct values over all topics.
-        self.sym_vals, inverse = np.unique(self.vals, return_inverse=True)
-        self.sym_mult = np.bincount(inverse, self.mult, minlength=len(self.sym_vals))
-
-
-def _sum_terms(u, summary, order):
-    """(sum_d log-lik, its gradient (p,) if order >= 1, its Hessian (p, p) if order >= 2) in u."""
-    K, N, w = summary.n_topics, summary.lengths, summary.weights
-    out = []
-    if u.shape[0] == 1:
-        a = float(np.exp(u[0]))
-        A = K * a
-        vals, mult = summary.sym_vals, summary.sym_mult
-        n_nz = mult.sum()
-        out.append(float(w @ (gammaln(A) - gammaln(A + N)) + mult @ gammaln(a + vals))
-                   - n_nz * gammaln(a))
-        if order >= 1:
-            f1 = K * float(w @ (digamma(A) - digamma(A + N))) \
-                + float(mult @ digamma(a + vals)) - n_nz * digamma(a)
-            out.append(np.array([a * f1]))
-        if order >= 2:
-            f2 = K * K * float(w @ (_trigamma(A) - _trigamma(A + N))) \
-                + float(mult @ _trigamma(a + vals)) - n_nz * _trigamma(a)
-            out.append(np.array([[a * f1 + a * a * f2]]))
-        return out
-    cols, vals, mult, n_nz = summary.cols, summary.vals, summary.mult, summary.n_nonzero
-    alpha = np.exp(u)
-    A = alpha.sum()
-    a_nz = alpha[cols] + vals
-    out.append(float(w @ (gammaln(A) - gammaln(A + N)) + mult @ gammaln(a_nz)
-                     - n_nz @ gammaln(alpha)))
-    if order >= 1:
-        g_alpha = (float(w @ (digamma(A) - digamma(A + N)))
-                   + np.bincount(cols, mult * digamma(a_nz), minlength=K) - n_nz * digamma(alpha))
-        out.append(alpha * g_alpha)
-    if order >= 2:
-        h_diag = np.bincount(cols, mult * _trigamma(a_nz), minlength=K) - n_nz * _trigamma(alpha)
-        H = np.outer(alpha, alpha) * float(w @ (_trigamma(A) - _trigamma(A + N)))
-        H[np.diag_indices(K)] += alpha * alpha * h_diag + alpha * g_alpha
-        out.append(H)
-    return out
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class DocTopicCountsModel(Model):
-    """The documents' topic counts given u = log alpha, as an ``simplexsg.sgmcmc`` model: the
-    prior ``prior`` on alpha (density in u) and the Dirichlet-multinomial terms of the module
-    docstring. Data: ``(counts (n, K), lengths (n,))``, lengths the counts' row sums; ``size``
-    p is the dimension of u."""
-
-    prior: object
-    size: int
-
-    def check_data(self, data):
-        return data
-
-    def n_params(self, data):
-        """p: 1 (one alpha for every topic) or K."""
-        return self.size
-
-    def grad_log_prior(self, theta):
-        return self.prior.grad(theta)
-
-    def log_prior(self, theta):
-        return self.prior.log_density(theta)
-
-    def grad_log_lik(self, theta, batch):
-        counts, lengths = batch
-        return _doc_grad(theta, counts, lengths)
-
-    def log_lik(self, theta, batch):
-        return doc_log_lik(theta, batch[0])
-
-
-# ------------------------------------------------------------------------------------------
-# The sampler
-# ------------------------------------------------------------------------------------------
 
 class DocTopicPriorSampler:
     """SGLD-CV chain of u = log alpha for LDA's doc-topic prior (module docstring).
@@ -353,7 +89,7 @@ class DocTopicPriorSampler:
     symmetric : bool, default True
         One alpha shared by the K topics (u of shape (1,)), or one per topic (u of shape (K,)).
     prior : GammaPrior, LogNormalPrior or (shape, rate), default GammaPrior(1, 1)
-        Prior of each alpha entry; a pair is a Gamma prior.
+        Prior of each alpha entry (``simplexsg.lda.alpha_priors``); a pair is a Gamma prior.
     initial : float or (K,) array, default 0.1
         Starting alpha (> 0), used until the first ``recentre``; a per-topic sampler also
         takes a (K,) array, a symmetric one a scalar.
@@ -384,7 +120,7 @@ class DocTopicPriorSampler:
         if not isinstance(symmetric, (bool, np.bool_)):
             raise ValueError(f"symmetric must be True or False, got {symmetric!r}")
         self.symmetric = bool(symmetric)
-        self.prior = _check_prior(prior)
+        self.prior = check_prior(prior)
         self.step_scale = check_positive_scalar("step_scale", step_scale)
         self.fixed_step_size = (None if step_size is None
                                 else check_positive_scalar("step_size", step_size))
@@ -502,21 +238,12 @@ class DocTopicPriorSampler:
         return self._counts[self._cv.seen], self._lengths[self._cv.seen]
 
     def _summary(self):
-        return _Summary(*self._stored())
+        return CountsSummary(*self._stored())
 
-    def _posterior_terms(self, u, order, summary=None):
+    def _posterior_terms(self, u, order):
         """log_posterior at u and, up to ``order``, its gradient and Hessian."""
         self._require_counts()
-        terms = _sum_terms(u, self._summary() if summary is None else summary, order)
-        scale, prior = self._scale(), self.prior
-        out = [prior.log_density(u) + scale * terms[0]]
-        if order >= 1:
-            out.append(prior.grad(u) + scale * terms[1])
-        if order >= 2:
-            H = scale * terms[2]
-            H[np.diag_indices(len(u))] += prior.hessian_diag(u)
-            out.append(H)
-        return out
+        return posterior_terms(u, self.prior, self._summary(), self._scale(), order)
 
     def log_posterior(self, log_alpha=None):
         """log p(u) + (D / n_seen) sum over the stored documents of log p(n_d | alpha), up to
@@ -549,33 +276,8 @@ class DocTopicPriorSampler:
         if move is not None and not isinstance(move, (bool, np.bool_)):
             raise ValueError(f"move must be None, True or False, got {move!r}")
         first = self._cv.centre is None
-        summary = self._summary()
-        cache = {}
-
-        def terms(u):
-            key = u.tobytes()
-            if key not in cache:
-                cache.clear()
-                cache[key] = [-t for t in self._posterior_terms(u, 2, summary)]
-            return cache[key]
-
-        lo, hi = _U_BOUNDS
-        res = optimize.minimize(lambda u: terms(u)[0], np.clip(self._u, lo, hi),
-                                jac=lambda u: terms(u)[1], hess=lambda u: terms(u)[2],
-                                method="trust-exact", options={"maxiter": max_iter, "gtol": 1e-8})
-        centre = np.clip(res.x, lo, hi)
-        if not np.all(np.isfinite(centre)):
-            raise FloatingPointError(f"recentre: the optimisation gave a non-finite log alpha "
-                                     f"({res.x})")
-        neg_grad, neg_hess = terms(centre)[1:]
-        try:
-            decrement = float(np.sqrt(neg_grad @ np.linalg.solve(neg_hess, neg_grad)))
-        except np.linalg.LinAlgError:
-            decrement = np.inf
-        if not decrement <= _MAX_DECREMENT or np.linalg.eigvalsh(neg_hess).min() <= 0:
-            warnings.warn(f"recentre: the optimisation stopped short of the mode ({res.message}; "
-                          f"Newton decrement {decrement:.3g}); the centre is still valid, the "
-                          "control variate only less effective", RuntimeWarning, stacklevel=2)
+        centre, neg_hess = posterior_mode(self.prior, self._summary(), self._scale(), self._u,
+                                          max_iter)
         self._cv.set_centre(self._model, centre, self._stored())
         if self.fixed_step_size is None:
             L = float(np.max(np.abs(np.linalg.eigvalsh(neg_hess))))

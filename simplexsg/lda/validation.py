@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._validation import check_checkpoint, check_n_jobs, int_from, validate_params
-from .alpha import GammaPrior
+from .alpha_priors import GammaPrior
 from ..schedules import Polynomial
 from .defaults import MIN_STEP_SIZE, SAMPLER_DEFAULTS, resolve_params
 

@@ -1,4 +1,5 @@
-"""Tests of the SGLD-CV sampler of LDA's doc-topic prior (simplexsg.lda.alpha).
+"""Tests of the SGLD-CV sampler of LDA's doc-topic prior (simplexsg.lda.alpha and its parts:
+alpha_priors, alpha_likelihood, alpha_posterior).
 
 Monte Carlo tolerances are Z = 5 standard errors (two-sided false-failure rate 6e-7 per
 assertion for a Gaussian error). Chains: the standard error of a chain average is from batch
@@ -24,8 +25,9 @@ from scipy.special import gammaln
 from scipy.stats import dirichlet_multinomial
 
 from simplexsg.lda.gibbs import gibbs_topic_counts
-from simplexsg.lda.alpha import (STEP_SCALE, DocTopicPriorSampler, GammaPrior,
-                                       LogNormalPrior, doc_grad, doc_log_lik, sum_hessian)
+from simplexsg.lda.alpha import STEP_SCALE, DocTopicPriorSampler
+from simplexsg.lda.alpha_likelihood import doc_grad, doc_log_lik, sum_hessian
+from simplexsg.lda.alpha_priors import GammaPrior, LogNormalPrior
 
 from helpers.stats import Z, batch_means_se
 

@@ -41,7 +41,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import cross_val_predict, cross_val_score
 
 from simplexsg import BayesianLinearRegression
-from simplexsg.sgmcmc.regression import _largest_hessian_eigenvalue
+from simplexsg.sgmcmc.regression_defaults import largest_hessian_eigenvalue
 from simplexsg.sgmcmc import SGHMC, MinibatchGradient, sample
 
 from harness import cli
@@ -67,7 +67,7 @@ def former_sghmc(fitted, X, y, seed, n_iter=2000):
     problem of ``fitted`` (a fitted BayesianLinearRegression)."""
     design, z = fitted._scaling.data(X, y)
     model = fitted._model(1.0, (design, z))
-    h = np.sqrt(0.1 / _largest_hessian_eigenvalue(1.0, design, model.noise_precision))
+    h = np.sqrt(0.1 / largest_hessian_eigenvalue(1.0, design, model.noise_precision))
     n = min(len(X), max(32, int(np.ceil(0.01 * len(X)))))
     res = sample(model, (design, z), MinibatchGradient(n), SGHMC(h, friction=0.1 / h), n_iter,
                  random_state=seed)

@@ -13,7 +13,8 @@ CONSTANT = re.compile(r"``(_?[A-Z][A-Z0-9_]{2,})``")
 #: How far from the name its value may stand, in characters.
 NEAR = 80
 MODULES = ("simplexsg.lda.defaults", "simplexsg.lda.estimator", "simplexsg.dpmixture.defaults",
-           "simplexsg.sgmcmc.regression", "simplexsg.sgmcmc.models")
+           "simplexsg.sgmcmc.regression", "simplexsg.sgmcmc.regression_defaults",
+           "simplexsg.sgmcmc.models")
 
 
 def spellings(value):

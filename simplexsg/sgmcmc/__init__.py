@@ -14,8 +14,9 @@ by ``estimator``'s estimates of the gradient of the log posterior of ``model`` g
 - ``multilevel``: ``multilevel_estimate`` (multilevel Monte Carlo over coupled SGLD chains);
 - ``zv``: zero-variance postprocessing of a chain and its gradient estimates.
 - ``estimators``: ``BayesianLinearRegression`` and ``BayesianLogisticRegression``, scikit-learn
-  estimators over these parts (``regression``: their shared fitting and the accuracy of
-  the default steps; ``standardise``: the problem on the standardised scale).
+  estimators over these parts (``regression``: their shared fitting; ``regression_defaults``:
+  their default steps and minibatches and the accuracy of those; ``standardise``: the problem
+  on the standardised scale).
 
 **Step-size convention** (every integrator here): the step of size ``h`` is the Euler step of
 time ``h`` of the Langevin diffusion ``d theta = grad log pi(theta) dt + sqrt(2) dW``::

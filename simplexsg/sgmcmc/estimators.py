@@ -1,23 +1,103 @@
 """Bayesian linear and logistic regression sampled by the SGLD family, as scikit-learn
-estimators: thin faces over ``regression`` (sampling, steps, prediction; its docstring gives
-the step sizes and their accuracy) and ``standardise`` (the problem on the standardised scale)."""
+estimators, with the docstring sections they share: thin faces over ``regression`` (sampling,
+prediction), ``regression_defaults`` (step and minibatch sizes; its docstring gives their
+accuracy) and ``standardise`` (the problem on the standardised scale)."""
 import numpy as np
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
-from .._validation import check_finite
+from .._validation import POSITIVE, check_finite
 from .centre import find_centre
-
 from .models import LinearRegressionModel, LogisticRegressionModel
-from .._validation import POSITIVE
-from .regression import (_ATTRIBUTES, _PARAMETERS, CONSTRAINTS, NOISE_FLOOR,
-                         _BayesianLinearModel)
+from .regression import CONSTRAINTS, _BayesianLinearModel
+from .regression_defaults import NOISE_FLOOR
 from .standardise import (LinearModelFlatIntercept, LogisticModelFlatIntercept,
                           residual_variance)
 
 __all__ = ["BayesianLogisticRegression", "BayesianLinearRegression"]
+
+#: The Parameters section of both classes' docstrings (the parameters of
+#: ``regression._BayesianLinearModel``); ``BayesianLinearRegression`` adds ``noise_variance``.
+_PARAMETERS = """\
+    prior_scale : float, default 1.0
+        Standard deviation of the Gaussian prior N(0, prior_scale^2) of every standardised
+        coefficient (Prior, above). The intercept's prior is flat whatever prior_scale.
+    fit_intercept : bool, default True
+        Fit an intercept, with a flat prior; the columns of X (and y) are centred before they
+        are scaled. False: the linear predictor is x . coef, and nothing is centred.
+    sampler : {"sgldcv", "sgld", "sghmc", "sgd"}, default "sgldcv"
+        "sgldcv": SGLD with the control-variate gradient centred at the posterior mode (closed
+        form for the linear model, L-BFGS on the full data for the logistic one; the chain
+        starts there). "sgld": SGLD with minibatch gradients. "sghmc": SGHMC with minibatch
+        gradients. "sgd": constant-step SGD with minibatch gradients, no noise (its iterates
+        are not posterior samples; a baseline). The last three start at theta = 0 on the
+        standardised scale: coefficients 0 and, for the linear model, the intercept at y's
+        mean.
+        Accuracy of each sampler's defaults: ``simplexsg.sgmcmc.regression_defaults`` module
+        docstring.
+        "sgld" warns at fit time: at the default step and batch its standard deviations are
+        about sqrt(1 + 0.05 N / n) times the posterior's (2.5x at n = N / 100).
+    step_size : float, default None
+        Step size h of the chain on the standardised scale
+        (``simplexsg.sgmcmc.regression_defaults`` docstring). None: ``STEP_SCALE / L``; for
+        "sghmc"
+        ``min(sqrt(STEP_SCALE / L), sqrt(2 SGHMC_NOISE_FRACTION SGHMC_DECAY / Sigma_max))``,
+        small enough for its gradient-noise correction.
+    batch_size : int or float, default None
+        Rows per minibatch, drawn without replacement: an int (capped at the number of rows N)
+        or a fraction of N in (0, 1]. None: 1% of N (5% for "sghmc"), at least 32 rows.
+    n_iter : int, default 2000
+        Steps of the sampler, burn-in included.
+    burn_in : int, default None
+        Steps discarded at the start. None: 0 for "sgldcv" (its start at the mode replaces
+        burn-in), ``n_iter // 2`` otherwise.
+    thin : int, default 1
+        Keep every ``thin``-th state after burn-in.
+    friction : float, default None
+        SGHMC's friction gamma (``h * gamma < 1``). None: ``SGHMC_DECAY / h``. Ignored by the
+        other samplers. "sghmc" subtracts its online estimate of the minibatch gradient noise
+        from the injected noise (Chen et al.'s B_hat), which works while
+        ``h Sigma / (2 gamma) <= 1``.
+    zv : bool, default False
+        Estimate ``coef_`` and ``intercept_`` by first-degree zero-variance control variates
+        (``simplexsg.sgmcmc.zv_estimate``, coefficient ``-Var(z)^-1 Cov(z, theta)``) from
+        the kept states and the sampler's gradient estimates at them. Needs more kept samples
+        than n_features + 2; not available for "sgd", which does not target the posterior.
+    warm_start : bool, default False
+        When the last ``fit`` was interrupted (``interrupted_``: Ctrl-C, an error, or a model
+        loaded from a checkpoint), ``fit`` on the same data and parameters resumes it: the
+        result equals the uninterrupted fit bit for bit. After a finished fit, ``fit`` runs a
+        new chain of ``n_iter`` steps from the last state (same centre). False: a new fit.
+    checkpoint_every : int or None, default None
+        Every so many steps, write the model as it would be if interrupted then to
+        ``checkpoint_path`` (``joblib``, atomically); ``joblib.load`` it and
+        ``.set_params(warm_start=True).fit(X, y)`` to resume.
+    checkpoint_path : str or path-like, default None
+    random_state : None, int, or numpy SeedSequence, Generator or RandomState
+        Same value and data, same samples, bit for bit.
+    verbose : int, default 0
+        > 0: a progress bar (needs tqdm).
+"""
+
+#: The Attributes section both classes' docstrings share.
+_ATTRIBUTES = """\
+    coef_samples_ : (n_kept, n_features) kept coefficient samples (n_kept = n_iter // thin
+        - burn_in // thin): those after steps thin, 2 thin, ... that exceed burn_in.
+    intercept_samples_ : (n_kept,) kept intercept samples (only if ``fit_intercept``).
+    coef_ : (n_features,) posterior-mean coefficients (the ZV estimate if ``zv``).
+    intercept_ : float, posterior-mean intercept (the ZV estimate if ``zv``); 0.0 without one.
+    centre_ : (n_features [+ 1],) the control variate's centre, the posterior mode, as
+        (coef, intercept) on the original scale (only for "sgldcv").
+    interrupted_ : True after a fit stopped by an exception while sampling: the samples are
+        those of the completed steps past the burn-in (before any, the current state alone),
+        and ``warm_start=True`` resumes.
+    step_size_, batch_size_, burn_in_ : the resolved values (the step on the standardised
+        scale); friction_ for "sghmc".
+    n_features_in_ : int.
+    fit_seconds_ : wall time of ``fit`` (mode finding, sampling and ZV included).
+"""
 
 
 class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
@@ -26,7 +106,8 @@ class BayesianLogisticRegression(ClassifierMixin, _BayesianLinearModel):
     P(y = classes_[1] | x) = sigmoid(x . coef + intercept). ``predict_proba`` averages the
     sigmoid over the posterior samples (not the sigmoid of the posterior mean); ``predict``
     picks the more probable class. ``zv`` changes ``coef_`` and ``intercept_`` only, not
-    ``predict_proba``. Step sizes and their defaults: ``simplexsg.sgmcmc.regression`` module docstring.
+    ``predict_proba``. Step sizes and their defaults: ``simplexsg.sgmcmc.regression_defaults``
+    module docstring.
 
     **Prior**, on the standardised scale. ``fit`` standardises the columns of X,
     ``u_j = (x_j - m_j) / s_j``, with m_j and s_j the mean and standard deviation of the
@@ -119,7 +200,7 @@ class BayesianLinearRegression(RegressorMixin, _BayesianLinearModel):
     y ~ N(x . coef + intercept, noise_variance). The posterior is Gaussian, known in closed
     form, which makes this estimator a check of the samplers. ``predict`` is the
     posterior-mean prediction ``X @ coef_ + intercept_`` (ZV-corrected if ``zv``). Step sizes
-    and their defaults: ``simplexsg.sgmcmc.regression`` module docstring.
+    and their defaults: ``simplexsg.sgmcmc.regression_defaults`` module docstring.
 
     **Prior**, on the standardised scale. ``fit`` standardises the columns of X and y,
     ``u_j = (x_j - m_j) / s_j`` and ``z = (y - m_y) / s_y``, with m and s the means and

@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
-from simplexsg.sgmcmc.regression import NOISE_FLOOR
+from simplexsg.sgmcmc.regression_defaults import NOISE_FLOOR
 
 from helpers.sgmcmc_exact import kron_moment, minibatch_cov, stationary_cov
 from helpers.sklearn_checks import parametrize_checks
@@ -412,7 +412,7 @@ def test_divergence_stops_with_an_error_naming_the_step_size(breast_cancer):
 
 
 # ------------------------------------------------------------------------------------------
-# Accuracy of each sampler's defaults (simplexsg.sgmcmc.regression module docstring)
+# Accuracy of each sampler's defaults (simplexsg.sgmcmc.regression_defaults module docstring)
 # ------------------------------------------------------------------------------------------
 
 def variance_and_se(theta):

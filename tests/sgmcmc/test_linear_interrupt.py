@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-import simplexsg.sgmcmc.regression as linear_module
+import simplexsg.sgmcmc.regression_defaults as integrator_module
 from simplexsg import BayesianLinearRegression, BayesianLogisticRegression
 
 FITTED = ("coef_samples_", "coef_", "intercept_", "step_size_", "burn_in_")
@@ -47,8 +47,8 @@ def test_an_interrupted_fit_keeps_its_samples_and_resumes_bit_for_bit(
         data, monkeypatch, cls, settings, integrator, exc):
     X, y = data
     reference = cls(n_iter=600, random_state=3, **settings).fit(X, y)
-    monkeypatch.setattr(linear_module, integrator, stopping_integrator(
-        getattr(linear_module, integrator), 451, exc))
+    monkeypatch.setattr(integrator_module, integrator, stopping_integrator(
+        getattr(integrator_module, integrator), 451, exc))
     model = cls(n_iter=600, random_state=3, **settings)
     with pytest.raises(exc, match="injected"):
         model.fit(X, y)
@@ -66,7 +66,7 @@ def test_an_interrupted_fit_keeps_its_samples_and_resumes_bit_for_bit(
 
 def test_interrupted_during_burn_in_keeps_the_current_state(data, monkeypatch):
     X, y = data
-    monkeypatch.setattr(linear_module, "SGLD", stopping_integrator(linear_module.SGLD, 50))
+    monkeypatch.setattr(integrator_module, "SGLD", stopping_integrator(integrator_module.SGLD, 50))
     model = BayesianLogisticRegression(sampler="sgld", n_iter=400, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(X, y)
@@ -77,7 +77,7 @@ def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
     X, y = data
     path = tmp_path / "model.joblib"
     reference = BayesianLogisticRegression(n_iter=500, random_state=1).fit(X, y)
-    monkeypatch.setattr(linear_module, "SGLD", stopping_integrator(linear_module.SGLD, 330))
+    monkeypatch.setattr(integrator_module, "SGLD", stopping_integrator(integrator_module.SGLD, 330))
     model = BayesianLogisticRegression(n_iter=500, random_state=1, checkpoint_every=100,
                                        checkpoint_path=path)
     with pytest.raises(KeyboardInterrupt):
@@ -92,7 +92,7 @@ def test_checkpoints_resume_bit_for_bit(data, tmp_path, monkeypatch):
 
 def test_resuming_needs_the_same_data_and_parameters(data, monkeypatch):
     X, y = data
-    monkeypatch.setattr(linear_module, "SGLD", stopping_integrator(linear_module.SGLD, 100))
+    monkeypatch.setattr(integrator_module, "SGLD", stopping_integrator(integrator_module.SGLD, 100))
     model = BayesianLogisticRegression(n_iter=300, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(X, y)

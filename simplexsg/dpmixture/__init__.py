@@ -1,7 +1,7 @@
-"""The Dirichlet-process mixture of multinomials: the estimator (``estimator``), its defaults
-(``defaults``), the training loop (``training``), the start of a chain (``init``), the slice
-sampler's steps (``slice_sampler``) and the split-merge move of its exact sampler
-(``split_merge``); the allocations run in this process (``local``) or on Dask
+"""The Dirichlet-process mixture of multinomials: the estimator (``estimator``), its parameters'
+checks (``validation``) and defaults (``defaults``), the training loop (``training``), the start
+of a chain (``init``), the slice sampler's steps (``slice_sampler``) and the split-merge move of
+its exact sampler (``split_merge``); the allocations run in this process (``local``) or on Dask
 (``distributed``)."""
 from .estimator import DPMixture
 from .slice_sampler import log_multinomial_coefficient

@@ -1,5 +1,5 @@
 """Defaults of the DP mixture, the namespaces of its random streams, and the resolved
-parameters of a fit (``Params``, made by ``DPMixture._check_params``)."""
+parameters of a fit (``Params``, made by ``validation.check_params``)."""
 import dataclasses
 import enum
 

@@ -1,63 +1,18 @@
-"""The DP mixture estimator, scikit-learn's face of the model: parameters and their validation,
-``fit`` / ``partial_fit`` (which run ``simplexsg.dpmixture.training``), fitted state, and
-inference (``predict``, ``predict_proba``, ``score``, ``score_samples``).
-
-The parameters are checked the scikit-learn way, once at the start of ``fit`` and
-``partial_fit`` (``DPMixture._check_params``): first ``CONSTRAINTS`` (the estimator's
-``_parameter_constraints``, checked by scikit-learn's ``_validate_params``: an
-``InvalidParameterError`` naming the parameter), then what constraints cannot state (a bool
-for a number, the pair ``alpha_prior``, ``checkpoint_every`` with its path, ``n_jobs=0``), each
-message naming the parameter, then the defaults (``simplexsg.dpmixture.defaults``)."""
-import os
-from numbers import Integral, Real
-
+"""The DP mixture estimator, scikit-learn's face of the model: parameters (checked by
+``simplexsg.dpmixture.validation``, defaults from ``simplexsg.dpmixture.defaults``), ``fit`` /
+``partial_fit`` (which run ``simplexsg.dpmixture.training``), fitted state, and inference
+(``predict``, ``predict_proba``, ``score``, ``score_samples``)."""
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._fitting import CountModelMixin, first_partial_fit_total, restore_on_error
-from .._validation import (POSITIVE, check_checkpoint, check_n_jobs, check_positive_scalar,
-                           int_from, validate_params)
 from ..corpus import bow_to_csr, check_counts, is_bow_corpus
-from ..schedules import as_schedule
 from . import training
-from .defaults import (SAMPLER_DEFAULTS, Params, auto_sampler, default_max_iter,
-                       resolve_split_merge)
 from .slice_sampler import log_predictive
-
-
-
-#: ``DPMixture._parameter_constraints``.
-CONSTRAINTS = {
-    "sampler": [StrOptions({"auto", *SAMPLER_DEFAULTS})],
-    "base_concentration": [POSITIVE],
-    "alpha_prior": ["array-like"],               # a pair (shape, rate): _check_params
-    "initial_components": [int_from(1)],
-    "batch_size": [int_from(1)],
-    "step_size": [POSITIVE, callable, None],    # a number or a schedule
-    "stick_step_size": [POSITIVE, callable, None],
-    "max_iter": [int_from(1), None],
-    "max_time": [POSITIVE, None],
-    "tol": [Interval(Real, 0, 1, closed="left"), None],
-    "n_iter_no_change": [int_from(1)],
-    "total_samples": [int_from(1), None],
-    "warm_start": ["boolean"],
-    "checkpoint_every": [int_from(1), None],    # with checkpoint_path: _check_params
-    "checkpoint_path": [str, os.PathLike, None],
-    "n_jobs": [Integral, None],                  # not 0: _check_params
-    "random_state": [int_from(0), np.random.RandomState, np.random.SeedSequence,
-                     np.random.Generator, None],
-    "verbose": ["verbose"],
-    "evaluate_every": [int_from(0)],
-    "split_merge": ["boolean", StrOptions({"auto"}), int_from(0)],
-    "init": [StrOptions({"pilot", "random"})],
-    "init_rows": [int_from(1), None],
-    "shuffle_buffer": [int_from(0), None],
-    "client": [None, HasMethods(["submit", "gather"])],
-}
+from .validation import CONSTRAINTS, check_params
 
 
 class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
@@ -236,48 +191,9 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     _parameter_constraints = CONSTRAINTS
 
     def _check_params(self, n_rows=None, continuing=False):
-        """Validate the constructor parameters (module docstring); return the resolved ones
-        (``Params``), with the sampler of "auto" resolved for a data set of ``n_rows`` rows
-        (None: a stream of minibatches, ``partial_fit``), or the chain's own (``sampler_``)
-        when ``continuing``. Raises ``InvalidParameterError`` (a ValueError and a TypeError),
-        ValueError or TypeError naming the parameter; changes nothing."""
-        validate_params(self)
-        try:
-            a, b = self.alpha_prior
-        except (TypeError, ValueError):
-            raise ValueError("alpha_prior must be a pair (shape, rate), "
-                             f"got {self.alpha_prior!r}") from None
-        alpha_shape = check_positive_scalar("alpha_prior shape", a)
-        alpha_rate = check_positive_scalar("alpha_prior rate", b)
-        n_jobs = check_n_jobs(self.n_jobs)
-        checkpoint_every = check_checkpoint(self.checkpoint_every, self.checkpoint_path)
-        # the defaults (simplexsg.dpmixture.defaults)
-        sampler = self.sampler if self.sampler != "auto" else auto_sampler(
-            n_rows, getattr(self, "sampler_", None) if continuing else None)
-        tol = None if self.tol is None else float(self.tol)
-        max_iter = (default_max_iter(sampler, tol) if self.max_iter is None
-                    else int(self.max_iter))
-        default, steps = SAMPLER_DEFAULTS[sampler], {}
-        if default["cls"] is not None:       # the step sizes, in this order
-            for name in ("step_size", "stick_step_size"):
-                value = getattr(self, name)
-                steps[name] = as_schedule(default[name] if value is None else value, name)
-
-        def optional(name, convert=int):
-            value = getattr(self, name)
-            return None if value is None else convert(value)
-
-        return Params(
-            sampler=sampler, init=self.init, warm_start=bool(self.warm_start),
-            base=float(self.base_concentration), alpha_shape=alpha_shape, alpha_rate=alpha_rate,
-            initial_components=int(self.initial_components), batch_size=int(self.batch_size),
-            max_iter=max_iter, max_time=optional("max_time", float), tol=tol,
-            n_iter_no_change=int(self.n_iter_no_change), n_jobs=n_jobs,
-            evaluate_every=int(self.evaluate_every),
-            split_merge=resolve_split_merge(self.split_merge),
-            shuffle_buffer=optional("shuffle_buffer"), init_rows=optional("init_rows"),
-            total_samples=optional("total_samples"), checkpoint_every=checkpoint_every,
-            **steps)
+        """The parameters validated and resolved, "auto" for ``n_rows`` rows or, ``continuing``,
+        the chain's sampler (``simplexsg.dpmixture.validation.check_params``)."""
+        return check_params(self, n_rows, continuing)
 
     def _read(self, X, reset):
         if not reset:

@@ -16,13 +16,12 @@ this h.
 import numpy as np
 
 from ._ext._bitgen import bitgen_addresses
-from ._ext._global_step import sgrld_rows
-from ._ext._scir import FLOOR_VALUE, scir_rows
+from ._ext._simplex import FLOOR_VALUE, scir_rows, sgrld_rows
 from ._random import check_generator
 from ._validation import check_nonnegative
 from .schedules import as_schedule
 
-#: Smallest value a sampler returns: the smallest normal double. See ``_ext/_scir.pyx``.
+#: Smallest value a sampler returns: the smallest normal double. See ``_ext/_simplex.pyx``.
 FLOOR = FLOOR_VALUE
 #: Coordinates per random stream of ``scir_transition`` (the unit of its parallelism).
 STREAM_BLOCK = 1 << 16
@@ -52,7 +51,7 @@ def scir_transition(theta, shape, h, random_state=None, n_jobs=1):
     """Exact CIR transition over time ``h`` of every coordinate, with CIR parameter ``shape``.
 
     ``theta`` (..., d) >= 0 and ``shape`` (same shape) > 0 are trusted (see ``SCIR.step`` for the
-    checked entry point). Returns a new array; see the module docstring of ``_ext/_scir.pyx``
+    checked entry point). Returns a new array; see the module docstring of ``_ext/_simplex.pyx``
     for the log-space draw and the floor applied to tiny values. Randomness: ``_row_streams``.
     """
     theta = np.ascontiguousarray(theta, dtype=np.float64)
@@ -76,8 +75,8 @@ def sgrld_transition(theta, prior, counts, h, random_state=None, n_jobs=1):
 
     ``theta <- |theta + h (prior - theta + counts - n * phi) + sqrt(2 h theta) xi|``, with
     ``phi = to_simplex(theta)``, ``n = counts.sum(-1)`` and ``xi ~ N(0, I)``; values are floored
-    at ``FLOOR`` so that no row becomes all-zero. The Cython kernel is the one of LDA's fused
-    global step (``_ext/_global_step.pyx``). Randomness: ``_row_streams``.
+    at ``FLOOR`` so that no row becomes all-zero. The Cython kernel (``_ext/_simplex.pyx``) is
+    also the SGRLD move of LDA's fused global step. Randomness: ``_row_streams``.
     """
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     d = theta.shape[-1]

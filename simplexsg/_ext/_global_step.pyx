@@ -10,12 +10,12 @@ column_scale[w]) spread[w]`` (``spread[w]`` is zero for the words that have none
 however small the column). Per row:
 
 * SCIR (Baker et al. 2018): every coordinate takes the exact CIR transition of time h with
-  shape ``a = beta + est`` (``simplexsg._ext._scir``: log-space draws and floors included);
+  shape ``a = beta + est`` (``_simplex._scir_row``: log-space draws and floors included);
   its conditional mean is ``theta e^-h + a (1 - e^-h)``.
 * SGRLD, expanded mean (Patterson & Teh 2013): ``theta' = |theta + h drift + sqrt(2 h theta)
   xi|`` with ``drift = beta - theta + est - n_k theta / sum(theta)``, ``n_k = sum(est_k)``,
   floored at the smallest normal double; its "mean" here is that of the step before the
-  mirror, ``max(theta + h drift, FLOOR)``.
+  mirror, ``max(theta + h drift, FLOOR)`` (``_simplex._sgrld_row``).
 
 The local topics are the row of the new sample, or of its mean, normalised
 ("sample" / "mean", ``simplexsg.lda``'s ``local_topics``). Row k draws only from its own bit
@@ -28,14 +28,13 @@ W * FLT_MIN / row sum and the next transition's law with probability below about
 FLT_MIN * e^-h / (1 - e^-h) per coordinate; float32 keeps about 7 significant digits.
 """
 from cython.parallel cimport parallel, prange
-from libc.float cimport DBL_MIN, FLT_MIN
-from libc.math cimport INFINITY, exp, expm1, fabs, log, sqrt
+from libc.float cimport FLT_MIN
+from libc.math cimport exp, expm1
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_standard_normal
 
-from ._scir cimport _scir_row
+from ._simplex cimport _scir_row, _sgrld_row
 
 import numpy as np
 
@@ -53,21 +52,6 @@ cdef inline real _store(double v, real* dummy) noexcept nogil:
         return <float> (v if v > FLT_MIN else FLT_MIN)
     else:
         return v
-
-
-cdef void _sgrld_row(const double* theta, const double* shape, double est_total, Py_ssize_t d,
-                     double h, bitgen_t* rng, double* out, double* mean) noexcept nogil:
-    """One expanded-mean SGRLD step of one row with ``shape = beta + est``: the new sample in
-    ``out``, the mean of the step (before the mirror) in ``mean``."""
-    cdef Py_ssize_t j
-    cdef double total = 0.0, drift, m
-    for j in range(d):
-        total += theta[j]
-    for j in range(d):
-        drift = shape[j] - theta[j] - est_total * theta[j] / total
-        m = theta[j] + h * drift
-        out[j] = max(fabs(m + sqrt(2.0 * h * theta[j]) * random_standard_normal(rng)), DBL_MIN)
-        mean[j] = max(m, DBL_MIN)
 
 
 def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_ptr,
@@ -217,37 +201,3 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                          f"{np.max(theta):.3g}): the CIR Poisson rate theta e^-h / (1 - e^-h) "
                          f"exceeds {MAX_POISSON_RATE:g}; use a larger step_size")
 
-
-def sgrld_rows(const double[:, ::1] theta, const double[:, ::1] shape,
-               const double[::1] count_totals, double h, const uintptr_t[::1] bitgens,
-               Py_ssize_t rows_per_block, double[:, ::1] out, int n_jobs=1):
-    """One expanded-mean SGRLD step of every row of ``theta`` (n_rows, d) > 0, with
-    ``shape = prior + counts`` and ``count_totals`` the rows' sums of the counts (the n_k of
-    the drift). Rows ``[b * rows_per_block, (b + 1) * rows_per_block)`` draw from the bit
-    generator ``bitgens[b]``, so the result does not depend on ``n_jobs``; writes ``out``."""
-    cdef Py_ssize_t n_rows = theta.shape[0], d = theta.shape[1], n_blocks = bitgens.shape[0]
-    cdef Py_ssize_t b, i
-    if rows_per_block < 1 or n_blocks * rows_per_block < n_rows:
-        raise ValueError(f"{n_blocks} bit generators of {rows_per_block} rows cannot cover "
-                         f"{n_rows} rows")
-    if (shape.shape[0] != n_rows or shape.shape[1] != d or count_totals.shape[0] != n_rows
-            or out.shape[0] != n_rows or out.shape[1] != d):
-        raise ValueError(f"theta is {n_rows} x {d}, shape {shape.shape[0]} x {shape.shape[1]}, "
-                         f"count_totals {count_totals.shape[0]}, out {out.shape[0]} x "
-                         f"{out.shape[1]}: they must match")
-    cdef double* mean = NULL
-    cdef int out_of_memory = 0
-    cdef int* failed = &out_of_memory
-    with nogil, parallel(num_threads=max(1, n_jobs)):
-        mean = <double*> malloc(max(d, 1) * sizeof(double))
-        if mean == NULL:
-            failed[0] = 1
-        for b in prange(n_blocks, schedule="static"):
-            if mean == NULL:
-                continue
-            for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
-                _sgrld_row(&theta[i, 0], &shape[i, 0], count_totals[i], d, h,
-                           <bitgen_t*> bitgens[b], &out[i, 0], mean)
-        free(mean)
-    if out_of_memory:
-        raise MemoryError(f"a row buffer of {d} values")

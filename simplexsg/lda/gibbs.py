@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 from .._random import content_ids, document_streams
 from .._validation import check_int, check_n_jobs, check_nonnegative
-from .._ext._lda_gibbs import csr_token_arrays, gibbs_sweeps
+from .._ext._lda_gibbs import gibbs_sweeps
+from .._ext._sparse import csr_token_arrays
 
 __all__ = ["TopicCounts", "Tokens", "csr_to_tokens", "fold_in", "gibbs_topic_counts",
            "sweep_tokens"]
@@ -102,7 +103,7 @@ def csr_to_tokens(X, n_jobs=1):
         Non-negative integer counts; empty rows are allowed. Explicit zeros and duplicate entries
         are fine (duplicates add up).
     n_jobs : int
-        Threads that write the tokens (``simplexsg._ext._lda_gibbs.csr_token_arrays``); no
+        Threads that write the tokens (``simplexsg._ext._sparse.csr_token_arrays``); no
         effect on the result.
 
     Returns

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._ext._global_step import global_step
-from .._ext._lda_gibbs import transpose_counts
+from .._ext._sparse import transpose_counts
 from .._random import document_streams
 
 

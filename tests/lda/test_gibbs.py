@@ -16,8 +16,8 @@ from scipy import stats
 from scipy.special import gammaln
 
 from simplexsg._ext._bitgen import bitgen_addresses
-from simplexsg._ext._lda_gibbs import (REJECTION_ALWAYS, csr_token_arrays, gibbs_sweeps,
-                                       transpose_counts)
+from simplexsg._ext._lda_gibbs import REJECTION_ALWAYS, gibbs_sweeps
+from simplexsg._ext._sparse import csr_token_arrays, transpose_counts
 from simplexsg._random import document_streams
 from simplexsg.lda.gibbs import csr_to_tokens, fold_in, gibbs_topic_counts, sweep_tokens
 

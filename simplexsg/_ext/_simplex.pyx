@@ -1,4 +1,10 @@
-"""SCIR transition kernel: exact Cox-Ingersoll-Ross steps of every coordinate.
+"""The simplex samplers' per-row transitions: one step of one row (one simplex) of gamma
+variables, by SCIR or by SGRLD, and their entry points over the rows of an array.
+
+The row functions (``_scir_row``, ``_sgrld_row``, declared in ``_simplex.pxd``) are also the
+two moves of the LDA global step (``_global_step.pyx``, which cimports them).
+
+SCIR: exact Cox-Ingersoll-Ross steps of every coordinate.
 
 The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(-h)`` and
 ``lam = theta exp(-h) / c`` (Baker et al. 2018, Section 3). It is drawn exactly in one of two equivalent forms:
@@ -25,11 +31,17 @@ Tiny values, per row (the last axis is the simplex):
 * every coordinate is then floored at DBL_MIN (about 2.2e-308), the smallest normal double.
 
 So no output is NaN, inf, zero or subnormal, and no row is all-zero.
+
+SGRLD, expanded mean (Patterson & Teh 2013): ``theta' = |theta + h drift + sqrt(2 h theta) xi|``
+with ``drift = shape - theta - n theta / sum(theta)``, ``shape = prior + counts``, ``n`` the
+row's total count, floored at DBL_MIN too; the mean of the step (before the mirror) is
+``max(theta + h drift, DBL_MIN)``.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MIN
-from libc.math cimport INFINITY, exp, expm1, log, sqrt
+from libc.math cimport INFINITY, exp, expm1, fabs, log, sqrt
 from libc.stdint cimport uintptr_t
+from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
     random_poisson,
@@ -135,6 +147,23 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
         _finish_row(out, d, log(top) if top > 0 else log_top_tiny)
 
 
+cdef void _sgrld_row(const double* theta, const double* shape, double est_total, Py_ssize_t d,
+                     double h, bitgen_t* rng, double* out, double* mean) noexcept nogil:
+    """One expanded-mean SGRLD step of one row of ``d`` coordinates with ``shape = prior +
+    counts`` and ``est_total`` the sum of the counts (the LDA global step: ``beta + est``, and
+    n_k), drawing from ``rng``: the new sample in ``out``, the mean of the step (before the
+    mirror) in ``mean``."""
+    cdef Py_ssize_t j
+    cdef double total = 0.0, drift, m
+    for j in range(d):
+        total += theta[j]
+    for j in range(d):
+        drift = shape[j] - theta[j] - est_total * theta[j] / total
+        m = theta[j] + h * drift
+        out[j] = max(fabs(m + sqrt(2.0 * h * theta[j]) * random_standard_normal(rng)), DBL_MIN)
+        mean[j] = max(m, DBL_MIN)
+
+
 def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
               const uintptr_t[::1] bitgens, Py_ssize_t rows_per_block, double[:, ::1] out,
               int n_jobs=1):
@@ -156,3 +185,38 @@ def scir_rows(const double[:, ::1] theta, const double[:, ::1] shape, double h,
         rng = <bitgen_t*> bitgens[b]
         for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
             _scir_row(&theta[i, 0], &shape[i, 0], theta.shape[1], c, rate, rng, &out[i, 0])
+
+
+def sgrld_rows(const double[:, ::1] theta, const double[:, ::1] shape,
+               const double[::1] count_totals, double h, const uintptr_t[::1] bitgens,
+               Py_ssize_t rows_per_block, double[:, ::1] out, int n_jobs=1):
+    """One expanded-mean SGRLD step of every row of ``theta`` (n_rows, d) > 0, with
+    ``shape = prior + counts`` and ``count_totals`` the rows' sums of the counts (the n_k of
+    the drift). Rows ``[b * rows_per_block, (b + 1) * rows_per_block)`` draw from the bit
+    generator ``bitgens[b]``, so the result does not depend on ``n_jobs``; writes ``out``."""
+    cdef Py_ssize_t n_rows = theta.shape[0], d = theta.shape[1], n_blocks = bitgens.shape[0]
+    cdef Py_ssize_t b, i
+    if rows_per_block < 1 or n_blocks * rows_per_block < n_rows:
+        raise ValueError(f"{n_blocks} bit generators of {rows_per_block} rows cannot cover "
+                         f"{n_rows} rows")
+    if (shape.shape[0] != n_rows or shape.shape[1] != d or count_totals.shape[0] != n_rows
+            or out.shape[0] != n_rows or out.shape[1] != d):
+        raise ValueError(f"theta is {n_rows} x {d}, shape {shape.shape[0]} x {shape.shape[1]}, "
+                         f"count_totals {count_totals.shape[0]}, out {out.shape[0]} x "
+                         f"{out.shape[1]}: they must match")
+    cdef double* mean = NULL
+    cdef int out_of_memory = 0
+    cdef int* failed = &out_of_memory
+    with nogil, parallel(num_threads=max(1, n_jobs)):
+        mean = <double*> malloc(max(d, 1) * sizeof(double))
+        if mean == NULL:
+            failed[0] = 1
+        for b in prange(n_blocks, schedule="static"):
+            if mean == NULL:
+                continue
+            for i in range(b * rows_per_block, min(n_rows, (b + 1) * rows_per_block)):
+                _sgrld_row(&theta[i, 0], &shape[i, 0], count_totals[i], d, h,
+                           <bitgen_t*> bitgens[b], &out[i, 0], mean)
+        free(mean)
+    if out_of_memory:
+        raise MemoryError(f"a row buffer of {d} values")

@@ -4,16 +4,16 @@ One pass of ``SCIRLDA(n_components=K, batch_size=B, random_state=0)`` over the s
 corpus of ``harness.corpora.synthetic_chunks`` (10^5 documents of mean length 100, V = 20,000), in
 this process and with ``client=`` a ``LocalCluster`` of n = 1, 2 worker processes (one
 thread each, loopback only). Per case: steps per second (``n_batch_iter_ /
-training_seconds_``), the seconds per step spent waiting for the local step (the executor's
-``topic_counts``) and in the rest (the global step on the driver), the bytes the driver sends
-and receives per step (``DaskExecutor.traffic``, against K x V x 8 bytes of the topic
+training_seconds_``), the seconds per step spent waiting for the local step (the fit's
+``timings_["local"]``) and in the rest (the global step on the driver), the bytes the driver
+sends and receives per step (``DaskExecutor.traffic``, against K x V x 8 bytes of the topic
 matrix), the seconds to place the corpus on the workers, and whether the topics equal the
 in-process ones bit for bit.
 
     python benchmarks/lda_dask.py --out benchmarks/results/lda_dask.json
     python benchmarks/lda_dask.py --quick       # 10^4 documents
 """
-from time import perf_counter
+import contextlib
 
 import numpy as np
 
@@ -25,22 +25,26 @@ from harness.corpora import SYNTH_WORDS, synthetic_chunks
 from harness.measure import timed_fit
 
 
-class TimedExecutor(dask_lda.DaskExecutor):
-    """Counts the seconds the driver waits for the local steps."""
+class RecordedExecutor(dask_lda.DaskExecutor):
+    """A ``DaskExecutor`` that keeps its instances, so that the ``traffic`` of a fit's
+    executor can be read after the fit (``LDA`` keeps no reference to it)."""
 
     instances = []
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.seconds = 0.0
-        TimedExecutor.instances.append(self)
+        RecordedExecutor.instances.append(self)
 
-    def topic_counts(self, *args, **kwargs):
-        start = perf_counter()
-        try:
-            return super().topic_counts(*args, **kwargs)
-        finally:
-            self.seconds += perf_counter() - start
+
+@contextlib.contextmanager
+def recorded_executors():
+    """While active, the fits with a client run on ``RecordedExecutor``s."""
+    original = dask_lda.DaskExecutor
+    dask_lda.DaskExecutor = RecordedExecutor
+    try:
+        yield
+    finally:
+        dask_lda.DaskExecutor = original
 
 
 def fit(X, K, batch_size, client=None):
@@ -60,7 +64,6 @@ def main():
     n_docs = args.documents
     K, B = args.topics, args.batch_size
     X = next(synthetic_chunks(n_docs, 100))
-    dask_lda.DaskExecutor = TimedExecutor
     reference, _ = fit(X, K, B)
     steps = reference.n_batch_iter_
     rows = [dict(case="in-process", steps_per_second=steps / reference.training_seconds_,
@@ -70,14 +73,14 @@ def main():
         with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}), \
                 LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1,
                              host="127.0.0.1", dashboard_address=None) as cluster, \
-                Client(cluster) as client:
+                Client(cluster) as client, recorded_executors():
             model, wall = fit(X, K, B, client)
-        executor = TimedExecutor.instances[-1]
+        executor, local = RecordedExecutor.instances[-1], model.timings_["local"]
         rows.append(dict(
             case=f"{n_workers} worker{'s' * (n_workers > 1)}",
             steps_per_second=steps / model.training_seconds_,
-            local_seconds=executor.seconds / steps,
-            global_seconds=(model.training_seconds_ - executor.seconds) / steps,
+            local_seconds=local / steps,
+            global_seconds=(model.training_seconds_ - local) / steps,
             sent=float(np.mean([t["sent"] for t in executor.traffic])),
             received=float(np.mean([t["received"] for t in executor.traffic])),
             words=float(np.mean([t["words"] for t in executor.traffic])),

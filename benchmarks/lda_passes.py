@@ -3,15 +3,16 @@
 
 For each corpus, K, beta and seed of the study's grid (``harness.study``: its corpora, K by
 corpus size, alpha 0.1, beta in {0.01, 0.1}, its evaluator), one fit of the defaults with
-``max_iter=--passes`` (40) and the convergence check switched on (``tol``) but never obeyed:
-after every pass the check's in-sample perplexity (``simplexsg.lda.monitor``) and its cost are
-recorded with the training seconds and the seconds spent so far in the local step (the Gibbs
-kernel and its counts) and in the global step (every topic row), and at the passes
-``--evaluate-at`` the held-out perplexity of ``components_`` by the study's evaluator. The
-step sizes and the average depend on the step alone, so ``components_`` after pass p is what a
-fit of p passes returns. tomotopy (200 iterations, one worker, same alpha and beta and seed) is
-the reference, as in the study; its perplexity after 100 iterations (half its time) is
-recorded too.
+``max_iter=--passes`` (40) and the convergence check switched on (``tol``) but never obeyed
+(``n_iter_no_change`` above the passes): after every pass the check's in-sample perplexity
+(``simplexsg.lda.monitor``) and its cost, the training seconds and the seconds spent so far in
+the local step (the Gibbs kernel and its counts) and in the global step (every topic row), all
+read from the fit's ``monitor_history_`` (``timings_``). At the passes ``--evaluate-at``, the
+held-out perplexity of ``components_`` by the study's evaluator: the fit's own at its last
+pass, before that a fit of so many passes; the step sizes and the average depend on the step
+alone, so that is the long fit's ``components_`` after so many passes (bit for bit). tomotopy
+(200 iterations, one worker, same alpha and beta and seed) is the reference, as in the study;
+its perplexity after 100 iterations (half its time) is recorded too.
 
 Summaries, each over the rows (corpus, K, beta, seed): *reach*, the first evaluated pass at or
 below tomotopy-200's perplexity and its time over tomotopy-200's, and the passes made within
@@ -28,17 +29,11 @@ K times W), and what a token of a tomotopy iteration costs, in nanoseconds. One 
         --out benchmarks/results/lda_passes.json
     python benchmarks/lda_passes.py --summary-only benchmarks/results/lda_passes*.json
 """
-import contextlib
 import statistics
-import time
-from unittest import mock
 
 import numpy as np
 
 from simplexsg import SCIRLDA
-from simplexsg.lda import training
-from simplexsg.lda.local import ThreadExecutor
-from simplexsg.lda.monitor import ConvergenceMonitor
 from simplexsg.stopping import Plateau
 
 from harness import cli, peers
@@ -53,57 +48,22 @@ RULES = [(tol, patience, first) for first in (6, 20) for tol in (1e-3, 2e-3, 5e-
          for patience in (2, 3)]
 
 
-def timed(owner, name, totals):
-    """A patch (``unittest.mock.patch.object``) under which ``owner.name`` (a function or
-    method) adds its seconds to ``totals[name]``."""
-    original = getattr(owner, name)
-    totals[name] = 0.0
-
-    def wrapper(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            totals[name] += time.perf_counter() - start
-
-    return mock.patch.object(owner, name, wrapper)
-
-
-@contextlib.contextmanager
-def recorded_checks(records, evaluate_at, score):
-    """While active, every convergence check appends a record (passes, training seconds, the
-    seconds of the local and of the global steps so far, in-sample perplexity, seconds of the
-    check, and at ``evaluate_at`` the held-out perplexity by ``score``) to ``records`` and
-    tells the fit to go on."""
-    check = ConvergenceMonitor.converged
-    totals = {}
-
-    def record(monitor, model, epoch):
-        start = time.perf_counter()
-        check(monitor, model, epoch)
-        entry = dict(passes=epoch + 1, seconds=model.training_seconds_,
-                     local_seconds=totals["topic_counts"], global_seconds=totals["step_topics"],
-                     monitor=monitor.history[-1]["perplexity"],
-                     check_seconds=time.perf_counter() - start)
-        if epoch + 1 in evaluate_at:
-            entry["heldout"] = float(score(model.components_, ALPHA))
-        records.append(entry)
-        return False
-
-    with mock.patch.object(ConvergenceMonitor, "converged", record), \
-            timed(ThreadExecutor, "topic_counts", totals), timed(training, "step_topics", totals):
-        yield
-
-
 def pass_curve(X, K, beta, seed, score, passes, evaluate_at):
-    """The per-pass records of one fit of the defaults with ``max_iter=passes``, the held-out
-    perplexity at the passes in the set ``evaluate_at``, and the fit's draws per token per pass
-    (the sequential start and the sweeps)."""
-    records = []
-    model = SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
-                    random_state=seed, n_jobs=1, max_iter=passes, tol=1e-3)
-    with recorded_checks(records, evaluate_at, score):
-        model.fit(X)
+    """The per-pass records of one fit of the defaults with ``max_iter=passes`` (passes,
+    training seconds, the seconds of the local and of the global steps so far, in-sample
+    perplexity, seconds of the check, and at the passes of the set ``evaluate_at`` the
+    held-out perplexity by ``score``), and the fit's draws per token per pass (the sequential
+    start and the sweeps) and steps."""
+    params = dict(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
+                  random_state=seed, n_jobs=1)
+    model = SCIRLDA(max_iter=passes, tol=1e-3, n_iter_no_change=passes + 1, **params).fit(X)
+    records = [dict(passes=p, seconds=entry["seconds"], local_seconds=entry["timings"]["local"],
+                    global_seconds=entry["timings"]["global"], monitor=entry["perplexity"],
+                    check_seconds=entry["check_seconds"])
+               for p, entry in enumerate(model.monitor_history_, start=1)]
+    for p in evaluate_at:
+        fit = model if p == passes else SCIRLDA(max_iter=p, **params).fit(X)
+        records[p - 1]["heldout"] = float(score(fit.components_, ALPHA))
     return records, dict(draws_per_pass=model.n_gibbs + 1, steps=model.n_batch_iter_)
 
 

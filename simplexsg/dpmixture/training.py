@@ -26,7 +26,7 @@ from .._fitting import (array_digest, check_unchanged, fit_plan, progress_bar, r
                         result_params, transaction, write_checkpoint)
 from .._random import seed_sequence, substream
 from ..corpus import as_corpus, check_counts, corpus_features
-from ..stopping import Plateau
+from ..stopping import PlateauMonitor
 from . import defaults, distributed, init, slice_sampler
 from .defaults import MONITOR_ROWS, SHUFFLE_BATCHES, Stream
 from .local import LocalExecutor
@@ -81,9 +81,27 @@ def summarise(model, z):
         found.labels
 
 
-def new_plateau(params):
-    """The convergence check's state for a new fit (None without ``tol``)."""
-    return None if params.tol is None else Plateau(params.tol, params.n_iter_no_change)
+class MinusScore:
+    """The score of the convergence check: ``score(model)`` is minus ``model.score(rows)``, the
+    mean log predictive density per row of ``rows`` under the model's summary (positive: the
+    rows are counts); smaller is better."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __call__(self, model):
+        return -model.score(self.rows)
+
+
+def new_monitor(params, heldout, sample):
+    """The convergence check of a new fit, None without ``tol``: a ``PlateauMonitor`` (``tol``,
+    ``n_iter_no_change``) of the ``MinusScore`` of ``heldout``, or without it of the training
+    rows ``sample()``; its ``history`` entries name the score "minus_score"."""
+    if params.tol is None:
+        return None
+    rows = heldout if heldout is not None else sample()
+    return PlateauMonitor(MinusScore(rows), params.tol, params.n_iter_no_change,
+                          name="minus_score")
 
 
 class Trainer:
@@ -91,15 +109,15 @@ class Trainer:
     and ``stop_reason_``) or ``partial_fit`` (its one iteration only) on ``model`` with the
     resolved parameters ``params``; ``executor``: where the allocations run; ``n_total``: the
     rows the counts are scaled to; ``move``: the split-merge move of the exact sampler;
-    ``heldout``: the rows ``history_`` scores; ``monitor``: the convergence check's rows,
-    scored every ``check_every`` iterations; ``checkpoints``: write them (``fit`` on a count
-    matrix)."""
+    ``heldout``: the rows ``history_`` scores; ``check_every``: the iterations between the
+    convergence checks (the model's ``_monitor``, when it has one); ``checkpoints``: write
+    them (``fit`` on a count matrix)."""
 
     def __init__(self, model, params, executor, n_total, *, fit=True, move=None, heldout=None,
-                 monitor=None, check_every=1, checkpoints=False):
+                 check_every=1, checkpoints=False):
         self.model, self.params, self.executor, self.n_total = model, params, executor, n_total
         self.kernel = slice_sampler.Kernel.of(params, model.sampler_)
-        self.fit, self.move, self.heldout, self.monitor = fit, move, heldout, monitor
+        self.fit, self.move, self.heldout = fit, move, heldout
         self.check_every = check_every
         self.checkpoint_every = params.checkpoint_every if checkpoints else None
 
@@ -179,18 +197,19 @@ class Trainer:
         model, params = self.model, self.params
         if params.max_time is not None and model.training_seconds_ >= params.max_time:
             return "max_time"
-        if self.monitor is not None and model.n_iter_ % self.check_every == 0 \
+        if model._monitor is not None and model.n_iter_ % self.check_every == 0 \
                 and self._converged(z):
             return "converged"
         return None
 
     def _converged(self, z):
-        """Score the current state on the monitor rows; True on a plateau (``tol``)."""
+        """The convergence check (``model._monitor``) of the current state; True on a plateau
+        (``tol``)."""
         model = self.model
         summarise(model, z)
-        plateau = copy.copy(model._plateau)        # rebound: an interruption keeps the old one
-        done = plateau.update(-model.score(self.monitor))
-        model._plateau = plateau
+        monitor = copy.copy(model._monitor)        # rebound: an interruption keeps the old one
+        done = monitor.check(model, model.n_iter_)
+        model._monitor = monitor
         return done
 
     def _record(self, z):
@@ -237,12 +256,9 @@ def fit_matrix(model, X, X_heldout):
         n_rows = X.shape[0]
         gibbs = model.sampler_ == "gibbs"
         batch = n_rows if gibbs else min(params.batch_size, n_rows)
-        monitor = None
-        if model._plateau is not None:
-            monitor = heldout if heldout is not None else _monitor_rows(X, model.random_state_)
         move = SplitMerge(X, params.base) if gibbs and params.split_merge else None
-        trainer = Trainer(model, params, executor, n_rows, heldout=heldout, monitor=monitor,
-                          move=move, check_every=-(-n_rows // batch), checkpoints=True)
+        trainer = Trainer(model, params, executor, n_rows, heldout=heldout, move=move,
+                          check_every=-(-n_rows // batch), checkpoints=True)
         trainer.run(matrix_minibatches(X, executor, batch, model.random_state_, model.n_iter_),
                     model._end_iter)
 
@@ -288,7 +304,8 @@ def _start_matrix(model, X, X_heldout):
             model.training_seconds_ = 0.0
         model.total_samples_ = X.shape[0]
         model._end_iter = model.n_iter_ + params.max_iter
-        model._plateau = new_plateau(params)
+        model._monitor = new_monitor(params, heldout,
+                                     lambda: _monitor_rows(X, model.random_state_))
     model.stop_reason_ = None
     model._fingerprint, model.interrupted_ = fingerprint, True
     return X, heldout, params, executor
@@ -331,26 +348,23 @@ def fit_stream(model, corpus, X_heldout):
                          "a list of documents or a count matrix is read into memory")
     stream = as_corpus(corpus)
     saved = dict(model.__dict__)
-    heldout, pilot_rows = _start_stream(model, stream, X_heldout, params)
+    heldout = _start_stream(model, stream, X_heldout, params)
     with undone_if_untrained(model, saved):
         n_rows = model.total_samples_
         batch = min(params.batch_size, n_rows)
         buffer = (SHUFFLE_BATCHES * batch if params.shuffle_buffer is None
                   else params.shuffle_buffer)
-        monitor = None
-        if model._plateau is not None:
-            monitor = heldout if heldout is not None else pilot_rows
         trainer = Trainer(model, params, LocalExecutor(), n_rows, heldout=heldout,
-                          monitor=monitor, check_every=-(-n_rows // batch))
+                          check_every=-(-n_rows // batch))
         trainer.run(stream_minibatches(stream, batch, buffer, model.random_state_),
                     model._end_iter)
 
 
 @restore_on_error
 def _start_stream(model, stream, X_heldout, params):
-    """Validate a streamed fit's held-out rows and start its chain (``init.stream_start``).
-    Returns the held-out rows (or None) and the first MONITOR_ROWS pilot rows (the
-    convergence check's without them)."""
+    """Validate a streamed fit's held-out rows and start its chain (``init.stream_start``) and
+    its convergence check (on the held-out rows, else on the first MONITOR_ROWS pilot rows).
+    Returns the held-out rows (or None)."""
     model.__dict__.pop("_z", None)             # no allocations are kept
     model.n_features_in_ = stream.n_features
     heldout = None if X_heldout is None else check_counts(X_heldout)
@@ -363,9 +377,10 @@ def _start_stream(model, stream, X_heldout, params):
                                                              seed)
     write_state(model, state)
     model.training_seconds_ = perf_counter() - start
-    model._end_iter, model._plateau = params.max_iter, new_plateau(params)
+    model._end_iter = params.max_iter
+    model._monitor = new_monitor(params, heldout, lambda: X_pilot[:MONITOR_ROWS])
     model.stop_reason_, model.interrupted_ = None, True
-    return heldout, X_pilot[:MONITOR_ROWS]
+    return heldout
 
 
 def partial_fit(model, X, params, total):

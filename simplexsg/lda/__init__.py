@@ -4,9 +4,11 @@ Each step takes a minibatch of documents, runs the local Gibbs kernel on their t
 with the topics fixed, and moves every topic row with SCIR or SGRLD using the estimated
 full-data counts ``(D / batch) * mean n_kw``. Modules:
 
-* ``estimator``: ``LDA``, ``SCIRLDA``, ``SGRLDLDA``, scikit-learn's face (parameters, fitted
-  state, ``fit``, inference), with ``validation`` (the parameters' checks), ``inputs`` (corpora
-  read and checked, memory checks) and ``fitted`` (the methods that read the fitted topics);
+* ``estimator``: ``LDA``, scikit-learn's face (parameters, fitted state, ``fit``), with
+  ``variants`` (``SCIRLDA``, ``SGRLDLDA``: ``sampler`` fixed), ``validation`` (the parameters'
+  checks), ``inputs`` (corpora read and checked, memory checks), ``start`` (a fit's start: the
+  data read, the fit planned, a new chain's state), ``inference`` (``transform``, ``score``,
+  ``perplexity``) and ``fitted`` (the methods that read the fitted topics);
 * ``training``: the loop (minibatch source -> local step -> global step -> averaging);
 * ``gibbs``: the local step's Gibbs sampler (token arrays, the Cython sweeps' wrapper,
   fold-in); ``local``: where it runs (an executor returning sparse counts);
@@ -19,6 +21,7 @@ full-data counts ``(D / batch) * mean n_kw``. Modules:
   independent chains aligned and diagnosed), ``plots`` (matplotlib figures): functions of a
   fitted model.
 """
-from .estimator import LDA, SCIRLDA, SGRLDLDA
+from .estimator import LDA
+from .variants import SCIRLDA, SGRLDLDA
 
 __all__ = ["LDA", "SCIRLDA", "SGRLDLDA"]

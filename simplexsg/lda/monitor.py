@@ -1,10 +1,14 @@
-"""The convergence check behind ``LDA(tol=...)``: which documents it scores, and when it stops."""
+"""The convergence check behind ``LDA(tol=...)``: which documents it scores, and its score.
+
+The check itself, the plateau rule and its history, is ``simplexsg.stopping.PlateauMonitor``;
+this module supplies its documents (``monitor_documents``) and its score
+(``CompletionPerplexity``), which ``ConvergenceMonitor`` puts together."""
 import numpy as np
 
 from .. import metrics
 from ..corpus import BowStream
 from .gibbs import fold_in
-from ..stopping import Plateau
+from ..stopping import PlateauMonitor
 from .defaults import MONITOR_BURN_IN, MONITOR_FRACTION, MONITOR_SWEEPS, MONITOR_TOKENS
 
 
@@ -23,38 +27,37 @@ def monitor_documents(corpus, heldout, seed):
     return corpus[np.sort(order[:n])]
 
 
-class ConvergenceMonitor:
-    """The convergence check of ``LDA.fit`` (``tol``, ``n_iter_no_change``).
+class CompletionPerplexity:
+    """The score of the convergence check: ``score(model)`` brings the model's
+    ``components_`` (the running posterior mean) up to date, then returns their
+    document-completion perplexity on ``documents`` (``simplexsg.metrics``, split once with
+    ``random_state=0``), the observed halves folded in by a cheaper Gibbs fold-in
+    (``MONITOR_SWEEPS``, ``MONITOR_BURN_IN``) on ``n_jobs`` threads with the same random
+    streams (``seed``) each time, so that successive scores differ by the model only."""
 
-    ``converged(model, epoch)`` scores the model's ``components_`` (the running posterior mean)
-    on the monitor documents by document completion, folded in by a cheaper Gibbs fold-in
-    (``MONITOR_SWEEPS``, ``MONITOR_BURN_IN``) with the same random streams (``seed``) each time,
-    so that successive scores differ by the model only, and says whether ``n_iter_no_change``
-    successive scores failed to beat the best one before them by the fraction ``tol``
-    (``simplexsg.stopping.Plateau``). ``history``: (step, perplexity) of each score. Holds no
-    reference to the model, so that it pickles and copies on its own.
+    def __init__(self, documents, seed, n_jobs=1):
+        self.observed, self.heldout = metrics.completion_split(documents, random_state=0)
+        self.seed, self.n_jobs = seed, n_jobs
+
+    def __call__(self, model):
+        model._update_components()
+        return metrics.document_completion_score(
+            model.components_, model.doc_topic_prior_, self.observed, self.heldout,
+            fold_in=self._fold_in).perplexity
+
+    def _fold_in(self, topics, alpha, X):
+        return fold_in(topics, alpha, X, n_sweeps=MONITOR_SWEEPS, burn_in=MONITOR_BURN_IN,
+                       seed=self.seed, n_jobs=self.n_jobs)
+
+
+class ConvergenceMonitor(PlateauMonitor):
+    """The convergence check of ``LDA.fit`` (``tol``, ``n_iter_no_change``, ``n_jobs`` of the
+    resolved ``params``), checked after each pass: the ``CompletionPerplexity`` of
+    ``documents`` with the fold-in streams of ``seed``, from the pass ``first_pass`` (numbered
+    from 0 in this fit) on, under the ``Plateau`` rule; ``history`` entries name the score
+    "perplexity". Holds no reference to the model, so that it pickles and copies on its own.
     """
 
     def __init__(self, documents, params, seed, first_pass=0):
-        self.n_jobs, self.seed, self.first_pass = params["n_jobs"], seed, first_pass
-        self.plateau = Plateau(params["tol"], params["n_iter_no_change"])
-        self.observed, self.heldout = metrics.completion_split(documents, random_state=0)
-        self.history = []
-
-    def converged(self, model, epoch):
-        """Score ``model`` after its pass ``epoch`` of this fit (none before ``first_pass``);
-        True on a plateau. Calls ``model._update_components()``."""
-        if epoch < self.first_pass:
-            return False
-        model._update_components()
-
-        def gibbs(topics, alpha, X):
-            return fold_in(topics, alpha, X, n_sweeps=MONITOR_SWEEPS, burn_in=MONITOR_BURN_IN,
-                           seed=self.seed, n_jobs=self.n_jobs)
-        perplexity = metrics.document_completion_score(
-            model.components_, model.doc_topic_prior_, self.observed, self.heldout,
-            fold_in=gibbs).perplexity
-        self.history.append(dict(step=model.n_batch_iter_, perplexity=perplexity))
-        if model.verbose >= 2:
-            print(f"step {model.n_batch_iter_}: monitor perplexity {perplexity:.1f}")
-        return self.plateau.update(perplexity)
+        super().__init__(CompletionPerplexity(documents, seed, params["n_jobs"]), params["tol"],
+                         params["n_iter_no_change"], first_check=first_pass, name="perplexity")

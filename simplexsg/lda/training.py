@@ -12,7 +12,7 @@ state (its fitted attributes: the estimator is the state, the trainer the loop).
 Every draw derives from the model's SeedSequence through the namespaces below, the step number
 and the document or topic index, so a fit is the same for any ``n_jobs`` and any executor.
 Each step runs in a transaction: an exception (Ctrl-C included) leaves the model as it was
-after the previous step.
+after the previous step. ``fit`` clocks each step's phases (``PHASES``) into ``timings_``.
 """
 import copy
 import enum
@@ -41,13 +41,17 @@ class Stream(enum.IntEnum):
     MONITOR = 6      # the convergence check
 
 #: What a step changes in place, with how to copy it (``Trainer.transaction``); everything
-#: else a step touches is rebound. TailAverage and ThinnedTail rebind their sums and lists,
-#: so a shallow copy is a snapshot. The doc-topic counts (D, K) are not copied: a step writes
-#: its documents' rows last (``Trainer.step``), and a step redone after an interruption
-#: writes the same values.
+#: else a step touches is rebound. TailAverage, ThinnedTail and the convergence check
+#: (``simplexsg.stopping.PlateauMonitor``) rebind their sums, lists and counters, so a shallow
+#: copy is a snapshot. The doc-topic counts (D, K) are not copied: a step writes its
+#: documents' rows last (``Trainer.step``), and a step redone after an interruption writes
+#: the same values.
 _IN_PLACE = {"_topic_average": copy.copy, "_alpha_average": copy.copy, "_alpha_history": list,
              "history_": list, "_alpha_sampler": copy.deepcopy, "_assignments": copy.deepcopy,
-             "_monitor": copy.deepcopy, "_topic_samples": copy.copy}
+             "_monitor": copy.copy, "_topic_samples": copy.copy}
+
+#: The phases of a step that ``timings_`` clocks, in their order in the step.
+PHASES = ("read", "local", "alpha", "global")
 
 
 def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
@@ -67,17 +71,32 @@ def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
         yield indices, corpus[indices]
 
 
+class Laps:
+    """The clock of one step: started at ``start`` (a ``perf_counter()`` reading), ``lap(phase)``
+    adds the seconds since the previous lap (or the start) to ``seconds[phase]``."""
+
+    def __init__(self, start):
+        self.start = self.last = start
+        self.seconds = {}
+
+    def lap(self, phase):
+        now = perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self.last
+        self.last = now
+
+
 def _clocked(items):
-    """Yield (``perf_counter()`` just before the item was asked for, item) for each of
-    ``items``."""
+    """Yield (``Laps`` started just before the item was asked for, with the lap "read" taken
+    when it came, item) for each of ``items``."""
     items = iter(items)
     while True:
-        asked = perf_counter()
+        laps = Laps(perf_counter())
         try:
             item = next(items)
         except StopIteration:
             return
-        yield asked, item
+        laps.lap("read")
+        yield laps, item
 
 
 class Trainer:
@@ -106,10 +125,10 @@ class Trainer:
             while model.stop_reason_ is None and model._run.epoch < run.end_epoch:
                 batches = minibatches(corpus, run.batch_size, model.random_state_,
                                       model._run.epoch, model.shuffle_buffer)
-                for asked, (doc_indices, batch) in _clocked(
+                for laps, (doc_indices, batch) in _clocked(
                         itertools.islice(batches, model._run.step, None)):
                     with self.transaction():
-                        self._fit_step(batch, doc_indices, heldout, asked)
+                        self._fit_step(batch, doc_indices, heldout, laps)
                     if progress is not None:
                         progress.update(1)
                     if (params["checkpoint_every"]
@@ -142,16 +161,20 @@ class Trainer:
         (``simplexsg._fitting.transaction``)."""
         return transaction(self.model, _IN_PLACE)
 
-    def _fit_step(self, batch, doc_indices, heldout, asked):
-        """One step of ``fit``: the step itself, the warm-start store, the clock (from
-        ``asked``, when the minibatch was asked for: reading and parsing a streamed corpus
-        count as training), the position in the pass, the ``evaluate_every`` history."""
+    def _fit_step(self, batch, doc_indices, heldout, laps):
+        """One step of ``fit``: the step itself, the warm-start store, the clocks (``laps``,
+        started when the minibatch was asked for: reading and parsing a streamed corpus count
+        as training), the position in the pass, the ``evaluate_every`` history."""
         model = self.model
         store = model._assignments
-        z = self.step(batch, doc_indices, None if store is None else store.gather(doc_indices))
+        z = self.step(batch, doc_indices, None if store is None else store.gather(doc_indices),
+                      laps)
         if store is not None:
             store.scatter(doc_indices, z)
-        model.training_seconds_ += perf_counter() - asked
+        laps.lap("global")
+        model.training_seconds_ += laps.last - laps.start
+        model.timings_ = {phase: seconds + laps.seconds.get(phase, 0.0)
+                          for phase, seconds in model.timings_.items()}
         model._run = model._run.advance()
         self._maybe_evaluate(heldout)
 
@@ -161,16 +184,29 @@ class Trainer:
         model = self.model
         run = model._run
         done = run.epoch + 1 - run.first_epoch
-        if (model._monitor is not None and model._monitor.converged(model, done - 1)
-                and done >= run.min_passes):
+        if model._monitor is not None and self._converged() and done >= run.min_passes:
             model.stop_reason_ = "converged"
         model._run = run.next_pass()
 
+    def _converged(self):
+        """The convergence check after a pass (``simplexsg.lda.monitor``), its entry noting
+        the training ``seconds`` and ``timings`` so far; True on a plateau."""
+        model, monitor = self.model, self.model._monitor
+        scored = len(monitor.history)
+        plateau = monitor.check(model, model.n_batch_iter_, seconds=model.training_seconds_,
+                                timings=dict(model.timings_))
+        if model.verbose >= 2 and len(monitor.history) > scored:
+            print(f"step {model.n_batch_iter_}: monitor perplexity "
+                  f"{monitor.history[-1]['perplexity']:.1f}")
+        return plateau
+
     # ---------------------------------------------------------------- one step
-    def step(self, batch, doc_indices, assignments=None):
+    def step(self, batch, doc_indices, assignments=None, laps=None):
         """Local step on ``batch`` (CSR, the documents ``doc_indices`` of the corpus, taken
         modulo D by the alpha sampler), the alpha step when learning alpha, the global step.
-        Returns the tokens' final assignments when ``assignments`` (a warm start) are given."""
+        Returns the tokens' final assignments when ``assignments`` (a warm start) are given.
+        ``laps`` (a ``Laps``, or None): takes the laps "local" and "alpha" at their ends."""
+        laps = Laps(perf_counter()) if laps is None else laps
         model, params = self.model, self.params
         K = model.topic_state_.shape[0]
         t = model.n_batch_iter_
@@ -183,8 +219,10 @@ class Trainer:
             n_sweeps=params["n_gibbs"], burn_in=params["gibbs_burn_in"],
             last_sweep=learning or store is not None, assignments=assignments,
             alpha_part=params["rao_blackwell"])
+        laps.lap("local")
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)
+            laps.lap("alpha")
         model.topic_state_, model._local = step_topics(
             model.topic_state_, counts, beta=model.topic_word_prior_,
             scale=model.total_samples_ / counts.n_documents, h=params["schedule"](t),

@@ -96,7 +96,7 @@ def test_tol_stops_on_a_plateau_and_not_before(thirty):
     assert dp.stop_reason_ == "converged" and dp.n_iter_ == 3 * passes
     dp = DPMixture("scir", tol=0.0, n_iter_no_change=3, random_state=0).fit(X, X_heldout=X_test)
     assert dp.stop_reason_ == "converged" and dp.n_iter_ % passes == 0
-    assert dp._plateau.misses == 3
+    assert dp._monitor.misses == 3
 
 
 def test_an_interrupted_fit_with_tol_resumes_bit_for_bit(thirty, monkeypatch):
@@ -143,3 +143,16 @@ def test_split_merge_takes_booleans(thirty):
     np.testing.assert_array_equal(off.theta_, fit(0).theta_)
     np.testing.assert_array_equal(on.theta_, fit("auto").theta_)
     assert not np.array_equal(off.theta_, on.theta_)    # the moves draw: the chains differ
+
+
+def test_the_check_records_minus_the_score_of_its_rows(thirty):
+    """Each check scores the state then (``PlateauMonitor`` on minus ``score`` of the held-out
+    rows, once a pass); the fit stops at the check that finds the plateau, so the last entry is
+    the fitted model's."""
+    X, X_test = thirty[0][:2000], thirty[1][:500]
+    dp = DPMixture("scir", tol=0.0, n_iter_no_change=2, batch_size=500, random_state=1)
+    dp.fit(X, X_heldout=X_test)
+    history = dp._monitor.history
+    assert dp.stop_reason_ == "converged"
+    assert [e["step"] for e in history] == list(range(4, dp.n_iter_ + 1, 4))
+    assert history[-1]["minus_score"] == -dp.score(X_test)

@@ -21,13 +21,17 @@ def corpus(four_topic_corpus):
     return four_topic_corpus[0]
 
 
+#: The entries of ``history_`` and ``monitor_history_`` that are measured, not computed.
+MEASURED = {"seconds", "check_seconds", "timings"}
+
+
 def assert_same_fit(a, b):
-    """Equal fitted state, bit for bit; the history's training seconds are measured, not
-    computed, so they are left out."""
+    """Equal fitted state, bit for bit; the histories' measured seconds are left out."""
     for name in FITTED:
         x, y = getattr(a, name), getattr(b, name)
-        if name == "history_":
-            x, y = ([{k: v for k, v in e.items() if k != "seconds"} for e in h] for h in (x, y))
+        if name in ("history_", "monitor_history_"):
+            x, y = ([{k: v for k, v in e.items() if k not in MEASURED} for e in h]
+                    for h in (x, y))
         if isinstance(x, np.ndarray):
             np.testing.assert_array_equal(x, y, err_msg=name)
         else:

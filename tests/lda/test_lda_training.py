@@ -69,7 +69,12 @@ def test_plateau_stops_on_a_plateau_and_not_before():
         [False, False, False, False, False, False, True]
 
 
-# ---------------------------------------------------------------- max_time
+# ---------------------------------------------------------------- max_time, timings_
+#: The clock reads of a ``fit`` step after the one at its start (when its minibatch is asked
+#: for): the ends of its phases "read", "local" and "global" (and "alpha" when learned).
+LAPS = 3
+
+
 class FakeClock:
     """perf_counter that advances by ``tick`` seconds each time the training loop reads it."""
 
@@ -82,11 +87,12 @@ class FakeClock:
 
 
 def test_max_time_stops_at_the_end_of_the_first_step_past_the_budget(corpus, monkeypatch):
-    # the loop reads the clock at the start and end of each step: each step lasts exactly 1 s
-    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0))
+    # each step lasts exactly 1 s, each of its phases 1 / LAPS s
+    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0 / LAPS))
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=5.5, random_state=0).fit(corpus[0])
     assert lda.stop_reason_ == "max_time"
     assert lda.n_batch_iter_ == 6 and lda.training_seconds_ == pytest.approx(6.0)
+    assert lda.timings_ == pytest.approx(dict(read=2.0, local=2.0, alpha=0.0, **{"global": 2.0}))
     assert lda.n_iter_ == 1                    # one complete pass of 6 steps
     # burn-in follows the growing-block rule: the average covers steps 3..5
     assert lda.burn_in_ == 3
@@ -190,14 +196,15 @@ class SlowStream(Stream):
 
 
 def test_reading_a_stream_counts_as_training_time(corpus, monkeypatch):
-    # 6 steps of 1 s each (two clock reads a step), plus 300 documents read at 0.01 s each
-    clock = FakeClock(0.5)
+    # 6 steps of 0.5 s each (0.5 / LAPS a phase), plus 300 documents read at 0.01 s each
+    clock = FakeClock(0.5 / LAPS)
     monkeypatch.setattr(training, "perf_counter", clock)
     X_train = corpus[0]
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_iter=1, total_samples=300, random_state=0)
     lda.fit(SlowStream(X_train, clock, 0.01), id2word=dict.fromkeys(range(X_train.shape[1])))
     assert lda.n_batch_iter_ == 6
     assert lda.training_seconds_ == pytest.approx(6 * 0.5 + 300 * 0.01)
+    assert lda.timings_["read"] == pytest.approx(6 * 0.5 / LAPS + 300 * 0.01)
     # and a time budget stops on it: 0.5 s a step, but the first minibatch takes 2.5 s to read
     lda.set_params(max_time=2.0, max_iter=None)
     lda.fit(SlowStream(X_train, clock, 0.01), id2word=dict.fromkeys(range(X_train.shape[1])))
@@ -207,7 +214,7 @@ def test_reading_a_stream_counts_as_training_time(corpus, monkeypatch):
 def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monkeypatch):
     X_train, X_test = corpus
     vocabulary = dict.fromkeys(range(X_train.shape[1]))
-    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0))
+    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0 / LAPS))      # 1 s a step
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=8.5, total_samples=300, random_state=0)
     lda.fit(Stream(X_train), id2word=vocabulary)
     assert (lda.stop_reason_, lda.n_batch_iter_, lda.n_iter_) == ("max_time", 9, 1)
@@ -301,3 +308,52 @@ def test_global_step_spreads_the_alpha_part_by_its_expected_topics(sampler):
     with pytest.raises(ValueError, match="spread and column_scale must have 6 entries"):
         global_step(*args, spread=np.zeros(5), column_scale=np.ones(6), alpha=alpha,
                     topics=topics)
+
+
+# ---------------------------------------------------------------- timings_
+def test_timings_split_the_training_seconds_by_phase_and_each_check_notes_them(corpus):
+    X_train = corpus[0]
+    lda = SCIRLDA(4, n_gibbs=2, max_iter=3, tol=0.01, n_iter_no_change=5,
+                  learn_doc_topic_prior=True, random_state=0).fit(X_train)
+    assert list(lda.timings_) == ["read", "local", "alpha", "global"]
+    assert all(seconds > 0 for seconds in lda.timings_.values())
+    assert sum(lda.timings_.values()) == pytest.approx(lda.training_seconds_, rel=1e-9)
+    # the check after each pass (3 steps of 100 documents) notes the training so far
+    history = lda.monitor_history_
+    assert [e["step"] for e in history] == [3, 6, 9]
+    for entry in history:
+        assert set(entry) == {"step", "perplexity", "check_seconds", "seconds", "timings"}
+        assert sum(entry["timings"].values()) == pytest.approx(entry["seconds"], rel=1e-9)
+        assert entry["check_seconds"] > 0
+    assert history[-1]["seconds"] == lda.training_seconds_
+    assert history[-1]["timings"] == lda.timings_
+    assert pickle.loads(pickle.dumps(lda)).timings_ == lda.timings_
+    # a continued fit starts them again, like training_seconds_
+    lda.set_params(warm_start=True, max_iter=1).fit(X_train)
+    assert sum(lda.timings_.values()) == pytest.approx(lda.training_seconds_, rel=1e-9)
+    # no alpha step, no alpha time
+    assert SCIRLDA(4, n_gibbs=2, max_iter=1, random_state=0).fit(X_train).timings_["alpha"] == 0
+
+
+def test_an_interrupted_fit_keeps_its_timings_and_a_resumed_one_goes_on(corpus, monkeypatch):
+    X_train = corpus[0]
+    calls = []
+    step_topics = training.step_topics
+
+    def stop_at_the_fifth(*args, **kwargs):
+        calls.append(None)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return step_topics(*args, **kwargs)
+    monkeypatch.setattr(training, "step_topics", stop_at_the_fifth)
+    lda = SCIRLDA(4, n_gibbs=2, max_iter=3, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        lda.fit(X_train)
+    monkeypatch.undo()
+    assert lda.n_batch_iter_ == 4
+    kept = lda.timings_
+    assert sum(kept.values()) == pytest.approx(lda.training_seconds_, rel=1e-9)
+    lda.set_params(warm_start=True).fit(X_train)
+    assert lda.n_batch_iter_ == 9
+    assert all(lda.timings_[phase] > kept[phase] for phase in ("read", "local", "global"))
+    assert sum(lda.timings_.values()) == pytest.approx(lda.training_seconds_, rel=1e-9)

@@ -12,7 +12,11 @@ imports another.
 * ``measure``: timing and medians over seeds;
 * ``study``: the LDA study's grid and its paired summaries (``lda_study``, ``lda_levers``,
   ``lda_averaging``, ``lda_passes``);
-* ``posterior``: the exact reference chain (preconditioned MALA) of the SGLD benchmarks;
+* ``posterior``: the exact references of the SGLD benchmarks (a preconditioned MALA chain,
+  moments by importance sampling);
+* ``scaling_reference``, ``scaling_runs``, ``scaling_report``: ``sgld_scaling``'s problem
+  and its reference posterior (Laplace, checked against the exact references), its runs
+  (chains to the error target, eta tuned per method and N), and its table and figure;
 * ``suite``: ``make bench``, every script's ``--quick`` form in turn.
 
 The scripts run as ``python benchmarks/NAME.py``, which puts this folder's parent on

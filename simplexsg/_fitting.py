@@ -8,6 +8,8 @@
   estimator back as it was when a block raises, Ctrl-C included;
 * checkpoints written atomically (``atomic_dump``, ``write_checkpoint``);
 * the progress bar (``progress_bar``);
+* the clock of a step's phases (``Laps``, and ``clocked`` for the minibatches read), which the
+  estimators add up in ``timings_``;
 * ``CountModelMixin``: the count models' scikit-learn tags and client-free pickles.
 """
 import contextlib
@@ -17,6 +19,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
+from time import perf_counter
 
 import joblib
 import numpy as np
@@ -114,6 +117,40 @@ def progress_bar(verbose, total, desc, unit):
     from ._optional import tqdm
 
     return tqdm()(total=total, desc=desc, unit=unit)
+
+
+class Laps:
+    """The clock of one step: started at ``start`` (a ``perf_counter()`` reading), ``lap(phase)``
+    adds the seconds since the previous lap (or the start) to ``seconds[phase]``."""
+
+    def __init__(self, start):
+        self.start = self.last = start
+        self.seconds = {}
+
+    def lap(self, phase):
+        now = perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self.last
+        self.last = now
+
+    def added_to(self, timings):
+        """A new dict: ``timings`` (phase -> seconds) plus this step's laps, phase by phase."""
+        return {phase: seconds + self.seconds.get(phase, 0.0)
+                for phase, seconds in timings.items()}
+
+
+def clocked(items):
+    """Yield (``Laps`` started just before the item was asked for, with the lap "read" taken
+    when it came, item) for each of ``items``: reading and parsing a streamed minibatch count
+    as training."""
+    items = iter(items)
+    while True:
+        laps = Laps(perf_counter())
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        laps.lap("read")
+        yield laps, item
 
 
 def atomic_dump(obj, path):

@@ -135,6 +135,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     training_seconds_ : float, seconds the last ``fit`` trained (its pilot, its iterations and
         reading a streamed corpus; evaluations excluded), which ``max_time`` caps; a resumed
         fit adds to the interrupted one's, a continued chain (``warm_start``) starts at 0.
+    timings_ : dict of str to float, ``training_seconds_`` by phase, summing to it: "init"
+        (the chain's start, the pilot included), "read" (minibatches read, a stream parsed),
+        "local" (the allocations), "moves" (split-merge), "global" (components, sticks,
+        alpha); reset and continued as ``training_seconds_`` is.
     stop_reason_ : str, why ``fit`` stopped: "max_iter", "max_time", "converged", or
         "interrupted" (an exception during its iterations, Ctrl-C included, after at least one
         completed iteration; before any, the model is left as it was); None in a checkpoint

@@ -221,17 +221,24 @@ def redraw_stick_totals(sticks, stick_counts, alpha, sampler, rng):
 
 
 def iterate(state, kernel, executor, X, z, n_total, t, rng, *, kept=None, rows=None,
-            move=None):
+            move=None, laps=None):
     """Iteration t (steps 1-6) on the rows X with current components z (None: rows new to the
     chain), their counts scaled by ``n_total`` / rows. ``kept``: the allocations of every row,
     whose entries ``rows`` receive the new ones (in place); ``move``: the split-merge move of
-    the exact sampler. Returns the new state and the rows' components."""
+    the exact sampler; ``laps`` (``simplexsg._fitting.Laps``, or None): takes the laps
+    "local" (the allocations), "moves" and "global" (the components, sticks and alpha) at
+    their ends. Returns the new state and the rows' components."""
+    lap = (lambda phase: None) if laps is None else laps.lap
     state, labels = allocate(state, kernel, executor, X, z, rng)
+    lap("local")
     if move is not None:
         state = split_merge(state, kernel, move, labels, rng)
     if kept is not None:
         kept[rows] = labels             # in place: the one array of the chain
-    return update(state, kernel, executor, X, labels, n_total / labels.size, t, rng, kept), labels
+    lap("moves")
+    state = update(state, kernel, executor, X, labels, n_total / labels.size, t, rng, kept)
+    lap("global")
+    return state, labels
 
 
 #: The occupied components of a state given allocations: their indices, renormalised weights,

@@ -22,8 +22,8 @@ from time import perf_counter
 import numpy as np
 import scipy.sparse as sp
 
-from .._fitting import (array_digest, check_unchanged, fit_plan, progress_bar, restore_on_error,
-                        result_params, transaction, write_checkpoint)
+from .._fitting import (Laps, array_digest, check_unchanged, fit_plan, progress_bar,
+                        restore_on_error, result_params, transaction, write_checkpoint)
 from .._random import seed_sequence, substream
 from ..corpus import as_corpus, check_counts, corpus_features
 from ..stopping import PlateauMonitor
@@ -93,6 +93,16 @@ class MinusScore:
         return -model.score(self.rows)
 
 
+#: The phases ``timings_`` clocks: the chain's start (random or pilot), then those of an
+#: iteration in their order.
+PHASES = ("init", "read", "local", "moves", "global")
+
+
+def new_timings(init_seconds):
+    """``timings_`` of a fit whose start took ``init_seconds``."""
+    return {**dict.fromkeys(PHASES, 0.0), "init": init_seconds}
+
+
 def new_monitor(params, heldout, sample):
     """The convergence check of a new fit, None without ``tol``: a ``PlateauMonitor`` (``tol``,
     ``n_iter_no_change``) of the ``MinusScore`` of ``heldout``, or without it of the training
@@ -132,15 +142,17 @@ class Trainer:
         try:
             progress = self._progress(end_iter - first) if self.fit else None
             while model.n_iter_ < end_iter:
-                asked = perf_counter()       # reading a streamed minibatch counts as training
+                laps = Laps(perf_counter())  # reading a streamed minibatch counts as training
                 batch = next(batches, None)
                 if batch is None:
                     break
+                laps.lap("read")
                 rows, X_rows = batch
                 with self.transaction(rows):
-                    z = self.step(X_rows, rows)
+                    z = self.step(X_rows, rows, laps)
                     if self.fit:
-                        model.training_seconds_ += perf_counter() - asked
+                        model.training_seconds_ += laps.last - laps.start
+                        model.timings_ = laps.added_to(model.timings_)
                         self._record(z)
                 if progress is not None:
                     progress.update(1)
@@ -176,17 +188,18 @@ class Trainer:
             model._z[rows] = z_before
         return transaction(model, undo=undo)
 
-    def step(self, X_rows, rows):
+    def step(self, X_rows, rows, laps=None):
         """One iteration of the chain on the minibatch ``X_rows``: the rows ``rows`` of a count
-        matrix (their allocations kept in ``_z``), or None (rows new to the chain). Returns
-        the allocations the model's summary uses (``_z``, or the minibatch's)."""
+        matrix (their allocations kept in ``_z``), or None (rows new to the chain); ``laps``
+        (a ``Laps``, or None) clocks its phases. Returns the allocations the model's summary
+        uses (``_z``, or the minibatch's)."""
         model, t = self.model, self.model.n_iter_
         rng = np.random.default_rng(substream(model.random_state_, Stream.STEP, t))
         kept = None if rows is None else model._z
         state, z = slice_sampler.iterate(
             read_state(model), self.kernel, self.executor, X_rows,
             None if rows is None else kept[rows], self.n_total, t, rng, kept=kept, rows=rows,
-            move=self.move)
+            move=self.move, laps=laps)
         write_state(model, state)
         model.n_iter_ = t + 1
         return z if kept is None else kept
@@ -302,6 +315,7 @@ def _start_matrix(model, X, X_heldout):
             model.training_seconds_ = perf_counter() - start
         else:
             model.training_seconds_ = 0.0
+        model.timings_ = new_timings(model.training_seconds_)
         model.total_samples_ = X.shape[0]
         model._end_iter = model.n_iter_ + params.max_iter
         model._monitor = new_monitor(params, heldout,
@@ -377,6 +391,7 @@ def _start_stream(model, stream, X_heldout, params):
                                                              seed)
     write_state(model, state)
     model.training_seconds_ = perf_counter() - start
+    model.timings_ = new_timings(model.training_seconds_)
     model._end_iter = params.max_iter
     model._monitor = new_monitor(params, heldout, lambda: X_pilot[:MONITOR_ROWS])
     model.stop_reason_, model.interrupted_ = None, True

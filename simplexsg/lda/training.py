@@ -21,7 +21,7 @@ from time import perf_counter
 
 import numpy as np
 
-from .._fitting import progress_bar, transaction, write_checkpoint
+from .._fitting import Laps, clocked, progress_bar, transaction, write_checkpoint
 from .._random import substream
 from ..corpus import BowStream
 from ..simplex import to_simplex
@@ -71,34 +71,6 @@ def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
         yield indices, corpus[indices]
 
 
-class Laps:
-    """The clock of one step: started at ``start`` (a ``perf_counter()`` reading), ``lap(phase)``
-    adds the seconds since the previous lap (or the start) to ``seconds[phase]``."""
-
-    def __init__(self, start):
-        self.start = self.last = start
-        self.seconds = {}
-
-    def lap(self, phase):
-        now = perf_counter()
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self.last
-        self.last = now
-
-
-def _clocked(items):
-    """Yield (``Laps`` started just before the item was asked for, with the lap "read" taken
-    when it came, item) for each of ``items``."""
-    items = iter(items)
-    while True:
-        laps = Laps(perf_counter())
-        try:
-            item = next(items)
-        except StopIteration:
-            return
-        laps.lap("read")
-        yield laps, item
-
-
 class Trainer:
     """The loop of one ``fit`` or ``partial_fit`` call on ``model`` with the resolved
     parameters ``params`` (``LDA._check_params``). ``executor``: where the local step runs
@@ -125,7 +97,7 @@ class Trainer:
             while model.stop_reason_ is None and model._run.epoch < run.end_epoch:
                 batches = minibatches(corpus, run.batch_size, model.random_state_,
                                       model._run.epoch, model.shuffle_buffer)
-                for laps, (doc_indices, batch) in _clocked(
+                for laps, (doc_indices, batch) in clocked(
                         itertools.islice(batches, model._run.step, None)):
                     with self.transaction():
                         self._fit_step(batch, doc_indices, heldout, laps)
@@ -173,8 +145,7 @@ class Trainer:
             store.scatter(doc_indices, z)
         laps.lap("global")
         model.training_seconds_ += laps.last - laps.start
-        model.timings_ = {phase: seconds + laps.seconds.get(phase, 0.0)
-                          for phase, seconds in model.timings_.items()}
+        model.timings_ = laps.added_to(model.timings_)
         model._run = model._run.advance()
         self._maybe_evaluate(heldout)
 

@@ -32,8 +32,8 @@ def stop_at_iteration(stop, exc=KeyboardInterrupt):
     ``init.run_pilot``) runs without a Trainer and is left alone."""
     step = Trainer.step
 
-    def step_then_stop(trainer, X_rows, rows):
-        z = step(trainer, X_rows, rows)
+    def step_then_stop(trainer, X_rows, rows, laps=None):
+        z = step(trainer, X_rows, rows, laps)
         if trainer.model.n_iter_ - 1 == stop:
             raise exc("injected")
         return z

@@ -5,8 +5,9 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
-from simplexsg.datasets import make_multinomial_mixture
+from simplexsg.datasets import make_multinomial_mixture, save_uci_bow
 from simplexsg.dpmixture.training import Trainer
+from simplexsg.readers import UCIBowCorpus
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +106,8 @@ def test_an_interrupted_fit_with_tol_resumes_bit_for_bit(thirty, monkeypatch):
     reference = DPMixture("scir", **settings).fit(X)
     step = Trainer.step
 
-    def step_then_stop(trainer, X_rows, rows):     # the pilot chain has no Trainer
-        z = step(trainer, X_rows, rows)
+    def step_then_stop(trainer, X_rows, rows, laps=None):     # the pilot chain has no Trainer
+        z = step(trainer, X_rows, rows, laps)
         if trainer.model.n_iter_ - 1 == reference.n_iter_ - 5:
             raise KeyboardInterrupt
         return z
@@ -156,3 +157,24 @@ def test_the_check_records_minus_the_score_of_its_rows(thirty):
     assert dp.stop_reason_ == "converged"
     assert [e["step"] for e in history] == list(range(4, dp.n_iter_ + 1, 4))
     assert history[-1]["minus_score"] == -dp.score(X_test)
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "scir"])
+def test_timings_split_the_training_seconds_by_phase(thirty, sampler, tmp_path):
+    X = thirty[0][:2000]
+    model = DPMixture(sampler, max_iter=4, batch_size=500, random_state=0).fit(X)
+    assert list(model.timings_) == ["init", "read", "local", "moves", "global"]
+    assert all(model.timings_[phase] > 0 for phase in ("init", "read", "local", "global"))
+    assert sum(model.timings_.values()) == pytest.approx(model.training_seconds_, rel=1e-9)
+    # a continued chain starts them again, like training_seconds_, with no start of its own
+    model.set_params(warm_start=True, max_iter=2).fit(X)
+    assert model.timings_["init"] == 0.0 and model.timings_["local"] > 0
+    assert sum(model.timings_.values()) == pytest.approx(model.training_seconds_, rel=1e-9)
+    # a streamed fit (SCIR: the exact sampler needs the rows in memory) clocks its pilot as
+    # the start and parsing as reading
+    save_uci_bow(X, tmp_path / "docword.txt")
+    streamed = DPMixture("scir", max_iter=3, batch_size=500, random_state=0).fit(
+        UCIBowCorpus(tmp_path / "docword.txt"))
+    assert streamed.timings_["init"] > 0 and streamed.timings_["read"] > 0
+    assert sum(streamed.timings_.values()) == pytest.approx(streamed.training_seconds_,
+                                                             rel=1e-9)

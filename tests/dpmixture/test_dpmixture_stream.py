@@ -72,8 +72,8 @@ def test_an_interrupted_streamed_fit_keeps_its_iterations(sorted_corpus, monkeyp
     corpus = sorted_corpus[0]
     step = Trainer.step
 
-    def step_then_stop(trainer, X_rows, rows):     # not in the pilot chain: it has no Trainer
-        z = step(trainer, X_rows, rows)
+    def step_then_stop(trainer, X_rows, rows, laps=None):     # not in the pilot: no Trainer
+        z = step(trainer, X_rows, rows, laps)
         if trainer.model.n_iter_ - 1 == 4:
             raise KeyboardInterrupt
         return z

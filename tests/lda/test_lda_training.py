@@ -4,6 +4,7 @@ import pickle
 import numpy as np
 import pytest
 
+import simplexsg._fitting as _fitting
 import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
@@ -76,7 +77,7 @@ LAPS = 3
 
 
 class FakeClock:
-    """perf_counter that advances by ``tick`` seconds each time the training loop reads it."""
+    """perf_counter advancing by ``tick`` seconds at each read by a step's clock (``Laps``)."""
 
     def __init__(self, tick):
         self.now, self.tick = 0.0, tick
@@ -88,7 +89,7 @@ class FakeClock:
 
 def test_max_time_stops_at_the_end_of_the_first_step_past_the_budget(corpus, monkeypatch):
     # each step lasts exactly 1 s, each of its phases 1 / LAPS s
-    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0 / LAPS))
+    monkeypatch.setattr(_fitting, "perf_counter", FakeClock(1.0 / LAPS))
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=5.5, random_state=0).fit(corpus[0])
     assert lda.stop_reason_ == "max_time"
     assert lda.n_batch_iter_ == 6 and lda.training_seconds_ == pytest.approx(6.0)
@@ -198,7 +199,7 @@ class SlowStream(Stream):
 def test_reading_a_stream_counts_as_training_time(corpus, monkeypatch):
     # 6 steps of 0.5 s each (0.5 / LAPS a phase), plus 300 documents read at 0.01 s each
     clock = FakeClock(0.5 / LAPS)
-    monkeypatch.setattr(training, "perf_counter", clock)
+    monkeypatch.setattr(_fitting, "perf_counter", clock)
     X_train = corpus[0]
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_iter=1, total_samples=300, random_state=0)
     lda.fit(SlowStream(X_train, clock, 0.01), id2word=dict.fromkeys(range(X_train.shape[1])))
@@ -214,7 +215,7 @@ def test_reading_a_stream_counts_as_training_time(corpus, monkeypatch):
 def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monkeypatch):
     X_train, X_test = corpus
     vocabulary = dict.fromkeys(range(X_train.shape[1]))
-    monkeypatch.setattr(training, "perf_counter", FakeClock(1.0 / LAPS))      # 1 s a step
+    monkeypatch.setattr(_fitting, "perf_counter", FakeClock(1.0 / LAPS))      # 1 s a step
     lda = SCIRLDA(4, batch_size=50, n_gibbs=2, max_time=8.5, total_samples=300, random_state=0)
     lda.fit(Stream(X_train), id2word=vocabulary)
     assert (lda.stop_reason_, lda.n_batch_iter_, lda.n_iter_) == ("max_time", 9, 1)

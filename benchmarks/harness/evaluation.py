@@ -9,6 +9,7 @@ the LDA study's, cheaper on large corpora).
 """
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from scipy.spatial.distance import cdist
 
 from simplexsg.lda.gibbs import fold_in
 from simplexsg.metrics import completion_split, document_completion_score, fixed_point_fold_in
@@ -55,6 +56,6 @@ def match_topics(topics, reference):
     """Topics matched to the reference ones by the Hungarian algorithm on the total-variation
     cost ``0.5 |phi_a - phi_b|_1``: the permutation p with ``topics[p[k]]`` matched to
     ``reference[k]``, and the matched distances."""
-    cost = 0.5 * np.abs(reference[:, None, :] - topics[None, :, :]).sum(axis=-1)
+    cost = 0.5 * cdist(reference, topics, "cityblock")    # (K_ref, K), no (K, K, W) array
     rows, cols = linear_sum_assignment(cost)
     return cols, cost[rows, cols]

@@ -8,7 +8,8 @@ and gensim's documents), never the evaluation.
   ``lda_fit`` (the ``lda`` package's collapsed Gibbs);
 * curves, generators of ``(budget, Fit)`` along one model, the caller's work between two
   checkpoints not timed: ``tomotopy_curve`` (cumulative iterations), ``gensim_passes`` and
-  ``sklearn_passes`` (a pass a checkpoint, up to a time limit).
+  ``sklearn_passes`` (a pass a checkpoint, up to a time limit), and their streamed forms
+  ``gensim_stream_passes`` (``LdaMulticore``) and ``sklearn_stream_passes``.
 
 The topics are what each script has always scored: normalised here where the script's fit
 normalised them (``*_fit``), as the library gives them in the curves (rows summing to one up to
@@ -130,6 +131,20 @@ def gensim_passes(X, K, alpha, beta, seed, max_passes, time_limit):
     return pass_curve(build, lambda model: model.get_topics(), alpha, max_passes, time_limit)
 
 
+def gensim_stream_passes(corpus, K, alpha, beta, seed, workers, max_passes, time_limit):
+    """gensim ``LdaMulticore`` (online VB, ``workers`` processes, its default chunks of 2000
+    documents and float32) on a streamed bag-of-words ``corpus`` of ``corpus.n_features``
+    words, no logged bound; each ``update`` call is one pass; ``pass_curve``'s checkpoints."""
+    from gensim.models import LdaMulticore
+
+    def build():
+        id2word = {w: str(w) for w in range(corpus.n_features)}
+        model = LdaMulticore(None, num_topics=K, id2word=id2word, workers=workers, alpha=alpha,
+                             eta=beta, random_state=seed, eval_every=None, passes=1)
+        return model, partial(model.update, corpus)
+    return pass_curve(build, lambda model: model.get_topics(), alpha, max_passes, time_limit)
+
+
 # ------------------------------------------------------------------------------------ sklearn
 def sklearn_fit(X, K, alpha, beta, seed, learning_method, max_iter):
     """scikit-learn ``LatentDirichletAllocation``, ``learning_method`` VB ("online" or
@@ -154,6 +169,26 @@ def sklearn_passes(X, K, alpha, beta, seed, max_passes, time_limit):
             learning_method="online", batch_size=128, total_samples=X.shape[0],
             random_state=seed, n_jobs=1)
         return model, partial(model.partial_fit, X)
+    return pass_curve(build, lambda model: model.components_, alpha, max_passes, time_limit)
+
+
+def sklearn_stream_passes(blocks, n_documents, K, alpha, beta, seed, n_jobs, max_passes,
+                          time_limit):
+    """scikit-learn online VB on a streamed corpus: ``blocks()`` yields its CSR blocks in
+    order, a pass is one ``partial_fit`` per block (its minibatches of 128 inside), counts
+    scaled to ``n_documents``; ``pass_curve``'s checkpoints."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    def build():
+        model = LatentDirichletAllocation(
+            n_components=K, doc_topic_prior=alpha, topic_word_prior=beta,
+            learning_method="online", batch_size=128, total_samples=n_documents,
+            random_state=seed, n_jobs=n_jobs)
+
+        def one_pass():
+            for X in blocks():
+                model.partial_fit(X)
+        return model, one_pass
     return pass_curve(build, lambda model: model.components_, alpha, max_passes, time_limit)
 
 

@@ -6,45 +6,20 @@ this process and with ``client=`` a ``LocalCluster`` of n = 1, 2 worker processe
 thread each, loopback only). Per case: steps per second (``n_batch_iter_ /
 training_seconds_``), the seconds per step spent waiting for the local step (the fit's
 ``timings_["local"]``) and in the rest (the global step on the driver), the bytes the driver
-sends and receives per step (``DaskExecutor.traffic``, against K x V x 8 bytes of the topic
+sends and receives per step (``LDA.client_traffic_``, against K x V x 8 bytes of the topic
 matrix), the seconds to place the corpus on the workers, and whether the topics equal the
 in-process ones bit for bit.
 
     python benchmarks/lda_dask.py --out benchmarks/results/lda_dask.json
     python benchmarks/lda_dask.py --quick       # 10^4 documents
 """
-import contextlib
-
 import numpy as np
 
 from simplexsg import SCIRLDA
-from simplexsg.lda import distributed as dask_lda
 
 from harness import cli
 from harness.corpora import SYNTH_WORDS, synthetic_chunks
 from harness.measure import timed_fit
-
-
-class RecordedExecutor(dask_lda.DaskExecutor):
-    """A ``DaskExecutor`` that keeps its instances, so that the ``traffic`` of a fit's
-    executor can be read after the fit (``LDA`` keeps no reference to it)."""
-
-    instances = []
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        RecordedExecutor.instances.append(self)
-
-
-@contextlib.contextmanager
-def recorded_executors():
-    """While active, the fits with a client run on ``RecordedExecutor``s."""
-    original = dask_lda.DaskExecutor
-    dask_lda.DaskExecutor = RecordedExecutor
-    try:
-        yield
-    finally:
-        dask_lda.DaskExecutor = original
 
 
 def fit(X, K, batch_size, client=None):
@@ -73,17 +48,17 @@ def main():
         with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}), \
                 LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1,
                              host="127.0.0.1", dashboard_address=None) as cluster, \
-                Client(cluster) as client, recorded_executors():
+                Client(cluster) as client:
             model, wall = fit(X, K, B, client)
-        executor, local = RecordedExecutor.instances[-1], model.timings_["local"]
+        traffic, local = model.client_traffic_, model.timings_["local"]
         rows.append(dict(
             case=f"{n_workers} worker{'s' * (n_workers > 1)}",
             steps_per_second=steps / model.training_seconds_,
             local_seconds=local / steps,
             global_seconds=(model.training_seconds_ - local) / steps,
-            sent=float(np.mean([t["sent"] for t in executor.traffic])),
-            received=float(np.mean([t["received"] for t in executor.traffic])),
-            words=float(np.mean([t["words"] for t in executor.traffic])),
+            sent=float(np.mean([t["sent"] for t in traffic])),
+            received=float(np.mean([t["received"] for t in traffic])),
+            words=float(np.mean([t["words"] for t in traffic])),
             setup=wall - model.training_seconds_,
             identical=bool(np.array_equal(model.components_, reference.components_))))
     print(f"{n_docs} documents, {int(X.sum())} tokens, V = {SYNTH_WORDS}, K = {K}, batch {B}, "

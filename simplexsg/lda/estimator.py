@@ -1,10 +1,6 @@
-"""The LDA estimator, scikit-learn's face of the model: ``LDA``'s parameters (checked by
-``simplexsg.lda.validation``, defaults from ``simplexsg.lda.defaults``), fitted state
-(``_update_components``, ``doc_topic_``) and ``fit`` / ``partial_fit``, which start the fit
-(``simplexsg.lda.start``) on the corpus ``simplexsg.lda.inputs`` reads, then run
-``simplexsg.lda.training.Trainer``. Its inference (``transform``, ``score``, ``perplexity``)
-is ``simplexsg.lda.inference``'s, its topic methods ``simplexsg.lda.fitted``'s; ``SCIRLDA``
-and ``SGRLDLDA`` are in ``simplexsg.lda.variants``."""
+"""``LDA``, scikit-learn's face of the model: its parameters, fitted state and ``fit`` /
+``partial_fit`` (``simplexsg.lda.start`` starts a fit, ``simplexsg.lda.training`` runs it).
+Inference is ``simplexsg.lda.inference``'s, the topic methods ``simplexsg.lda.fitted``'s."""
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -181,18 +177,16 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
     training_seconds_ : float
         Seconds ``fit`` spent training, reading a streamed corpus included (evaluations excluded).
     timings_ : dict of str to float
-        ``training_seconds_`` split by the phases of the steps (seconds by ``time.perf_counter``,
-        >= 0, summing to it up to rounding): "read", reading the minibatches (a streamed corpus
-        parsed); "local", the local steps (the Gibbs sweeps; with a ``client``, the wait for
-        the workers); "alpha", the steps of ``learn_doc_topic_prior`` (0.0 without); "global",
-        the global steps (the topics' moves, the averages, the step's bookkeeping). Like
-        ``training_seconds_``, a new or continued ``fit`` starts it at zero and a resumed one
-        goes on. Each entry of ``monitor_history_`` also notes, at its check, ``seconds`` (the
-        ``training_seconds_``), ``timings`` (a copy of this dict) and ``check_seconds`` (the
-        check's own time, not training).
+        ``training_seconds_`` by phase of the steps, summing to it: "read" (minibatches read,
+        a stream parsed), "local" (the Gibbs sweeps; with a ``client``, the wait for the
+        workers), "alpha" (``learn_doc_topic_prior``; 0.0 without), "global" (the topics'
+        moves, averages and bookkeeping); reset and continued as ``training_seconds_`` is.
+    client_traffic_ : list of dict (after a ``fit`` with a ``client``)
+        Per local step of the last such fit: bytes the driver ``sent`` to the workers (rows,
+        topic columns, alpha), bytes ``received`` (summed counts), and the minibatch's ``words``.
     monitor_history_ : list of dict
-        Each score of the convergence check: step, perplexity, training seconds, a copy of
-        ``timings_`` and the check's own seconds.
+        Each score of the convergence check: step, perplexity, ``seconds`` (training),
+        ``timings`` (a copy of ``timings_``) and ``check_seconds`` (the check's own time).
     burn_in_ : int
         The first step averaged into ``components_``.
     batch_size_ : int
@@ -224,8 +218,7 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
     doc_topic_prior_samples_ : (n_batch_iter_, K) or None
         With ``learn_doc_topic_prior``, the alpha sample after each step (row t: the alpha
         of step t + 1's local step); None otherwise.
-    doc_topic_ : (D, K) float64, rows summing to 1 (after ``fit`` on a matrix or a list of
-        documents)
+    doc_topic_ : (D, K) float64, rows summing to 1 (after ``fit`` on a matrix or documents)
         The training documents' topic proportions from the sampler's own counts, as tomotopy's
         ``get_topic_dist`` gives them (no second fold-in), rows following X's: row d is
         ``(alpha + n_dk) / (n_d + sum(alpha))``, n_dk document d's topic counts after the last
@@ -291,10 +284,6 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         self.evaluate_every = evaluate_every
         self.n_topic_samples = n_topic_samples
 
-    def _check_params(self):
-        """The parameters validated and resolved (``simplexsg.lda.validation.check_params``)."""
-        return check_params(self)
-
     # ---------------------------------------------------------------- fitting
     def fit(self, X, y=None, *, id2word=None, X_heldout=None):
         """Fit the topics to X (counts, or a bag-of-words corpus, possibly streamed).
@@ -317,14 +306,13 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
             size must match X's columns.
         X_heldout : counts or list of documents, optional
             Documents for the ``evaluate_every`` history and the convergence check. Default:
-            the training documents themselves for the history (so it is then an in-sample
-            perplexity), a sample of them for the check.
+            the training documents (the history's perplexity is then in-sample), a sample.
 
         Returns
         -------
         self
         """
-        params, executor = self._check_params(), None
+        params, executor = check_params(self), None
         if isinstance(X, distributed.CorpusShards) and self.client is not None:
             X = X.read(self.client)                 # the workers read the files
         corpus, heldout = start.start_fit(self, X, id2word, X_heldout, params)
@@ -333,6 +321,7 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
             if not isinstance(corpus, distributed.ShardedCorpus):
                 corpus = distributed.ShardedCorpus.scatter(self.client, corpus)
             executor = distributed.DaskExecutor(self.client, corpus, params["n_jobs"])
+            self.client_traffic_ = executor.traffic         # a step's entry as it is sent
         Trainer(self, params, executor).run(corpus, heldout, in_sample)
         return self
 
@@ -360,7 +349,7 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         -------
         self
         """
-        params = self._check_params()
+        params = check_params(self)
         corpus = start.start_partial_fit(self, X, id2word, params)
         # documents of a stream of minibatches: running position, modulo the corpus size
         doc_indices = np.arange(self.n_documents_seen_, self.n_documents_seen_ + corpus.shape[0])

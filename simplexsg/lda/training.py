@@ -73,8 +73,8 @@ def minibatches(corpus, batch_size, seed, epoch, shuffle_buffer=None):
 
 class Trainer:
     """The loop of one ``fit`` or ``partial_fit`` call on ``model`` with the resolved
-    parameters ``params`` (``LDA._check_params``). ``executor``: where the local step runs
-    (default: ``ThreadExecutor(params["n_jobs"])``)."""
+    parameters ``params`` (``simplexsg.lda.validation.check_params``). ``executor``: where the
+    local step runs (default: ``ThreadExecutor(params["n_jobs"])``)."""
 
     def __init__(self, model, params, executor=None):
         self.model, self.params = model, params

@@ -63,19 +63,10 @@ def test_files_read_by_the_workers_equal_the_stacked_matrix(client, corpus, tmp_
         LDA(**params).fit(dask_lda.CorpusShards(paths))
 
 
-def test_a_step_sends_the_columns_of_the_minibatchs_words_not_k_x_w(client, corpus,
-                                                                   monkeypatch):
-    executors = []
-
-    class Recording(dask_lda.DaskExecutor):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            executors.append(self)
-
-    monkeypatch.setattr(dask_lda, "DaskExecutor", Recording)
+def test_a_step_sends_the_columns_of_the_minibatchs_words_not_k_x_w(client, corpus):
     batch = 20
-    LDA(n_components=K, batch_size=batch, max_iter=1, random_state=0, client=client).fit(corpus)
-    traffic = executors[0].traffic
+    model = LDA(n_components=K, batch_size=batch, max_iter=1, random_state=0, client=client)
+    traffic = model.fit(corpus).client_traffic_
     assert len(traffic) == corpus.shape[0] // batch
     for step in traffic:
         # each of the (at most 2) shares gets the columns of at most the minibatch's words

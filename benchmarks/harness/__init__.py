@@ -17,6 +17,8 @@ imports another.
 * ``scaling_reference``, ``scaling_runs``, ``scaling_report``: ``sgld_scaling``'s problem
   and its reference posterior (Laplace, checked against the exact references), its runs
   (chains to the error target, eta tuned per method and N), and its table and figure;
+* ``semisynthetic``: corpora drawn from topics fitted on a real corpus (Arora et al. 2013),
+  streamed to UCI files, and the recovery of the true topics (``lda_semisynthetic``);
 * ``suite``: ``make bench``, every script's ``--quick`` form in turn.
 
 The scripts run as ``python benchmarks/NAME.py``, which puts this folder's parent on

@@ -35,18 +35,17 @@ topics yet.
 import argparse
 import json
 import resource
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import scipy.sparse as sp
 
 from harness import cli, peers
 from harness.corpora import SYNTH_CONCENTRATION, synthetic_chunks, synthetic_references
 from harness.evaluation import completion_perplexity
+from harness.semisynthetic import write_uci
 
 ALPHA = 0.1
 TOMOTOPY_CHECKPOINTS = (10, 25, 50, 100)
@@ -54,31 +53,24 @@ CHUNK = 20_000
 
 
 def write_corpus(D, length, n_test, folder, concentration):
-    """Write D training documents to ``folder/docword.txt`` (UCI) and the held-out ones to
-    ``folder/test.npz``; return (path, tokens). The file is written once per size."""
+    """Write D training documents to ``folder/docword.txt`` (UCI, ``write_uci``) and the
+    held-out ones, the first ``n_test`` drawn, to ``folder/test.npz``; return (path, tokens).
+    The file is written once per size."""
     folder.mkdir(parents=True, exist_ok=True)
     path, test_path = folder / "docword.txt", folder / "test.npz"
-    if path.is_file() and test_path.is_file():
-        return path, int(json.loads((folder / "info.json").read_text())["tokens"])
-    body, n_docs, nnz, tokens, test = folder / "body.txt", 0, 0, 0, []
-    with open(body, "w") as fh:
-        for X in synthetic_chunks(D + n_test, length, CHUNK, concentration):
-            missing = n_test - sum(t.shape[0] for t in test)   # the first documents: test set
-            if missing > 0:
-                test.append(X[:missing])
-                X = X[missing:]
-            coo = X.tocoo()
-            np.savetxt(fh, np.column_stack([coo.row + n_docs + 1, coo.col + 1, coo.data]),
-                       fmt="%d")
-            n_docs, nnz, tokens = n_docs + X.shape[0], nnz + X.nnz, tokens + int(X.sum())
-    with open(path, "w") as out:
-        out.write(f"{n_docs}\n{X.shape[1]}\n{nnz}\n")
-        with open(body) as fh:
-            shutil.copyfileobj(fh, out)
-    body.unlink()
-    sp.save_npz(test_path, sp.vstack(test, format="csr"))
-    (folder / "info.json").write_text(json.dumps({"documents": n_docs, "tokens": tokens}))
-    return path, tokens
+    if not (path.with_suffix(".json").is_file() and test_path.is_file()):
+        test = []
+
+        def training_chunks():
+            for X in synthetic_chunks(D + n_test, length, CHUNK, concentration):
+                missing = n_test - sum(t.shape[0] for t in test)   # the first: the test set
+                if missing > 0:
+                    test.append(X[:missing])
+                    X = X[missing:]
+                yield X
+        write_uci(training_chunks(), path)
+        sp.save_npz(test_path, sp.vstack(test, format="csr"))
+    return path, int(json.loads(path.with_suffix(".json").read_text())["tokens"])
 
 
 def child(args):

@@ -113,6 +113,20 @@ def synthetic_references(score, concentration=SYNTH_CONCENTRATION):
             "unigram": score(topics.mean(axis=0)[None], SYNTH_ALPHA)}
 
 
+def documents_from_topic_counts(rng, cdfs, n_dk):
+    """CSR counts (n, W) int64 of n documents whose tokens per topic are ``n_dk`` (n, K): each
+    topic's tokens drawn at once from its words by inverse CDF (``cdfs`` (K, W): each row's
+    cumulative sums, its last entry its total)."""
+    n, (K, W) = n_dk.shape[0], cdfs.shape
+    rows = [np.repeat(np.arange(n), n_dk[:, k]) for k in range(K)]
+    cols = [np.searchsorted(cdfs[k], rng.random(r.size) * cdfs[k, -1], side="right")
+            for k, r in enumerate(rows)]
+    rows, cols = np.concatenate(rows), np.minimum(np.concatenate(cols), W - 1)
+    X = sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)), shape=(n, W))
+    X.sum_duplicates()
+    return X
+
+
 def synthetic_chunks(n_docs, mean_length, chunk=None, concentration=SYNTH_CONCENTRATION):
     """An LDA corpus of ``n_docs`` documents as CSR chunks of ``chunk`` documents (None: one):
     SYNTH_TOPICS topics ~ Dirichlet(c V z) (c = ``concentration``), z_w ∝ 1 / (w + 1)^1.1
@@ -128,13 +142,7 @@ def synthetic_chunks(n_docs, mean_length, chunk=None, concentration=SYNTH_CONCEN
         n = min(chunk, n_docs - start)
         doc_topic = rng.dirichlet(np.full(SYNTH_TOPICS, SYNTH_ALPHA), size=n)
         n_dk = rng.multinomial(rng.poisson(mean_length, size=n), doc_topic)
-        rows = [np.repeat(np.arange(n), n_dk[:, k]) for k in range(SYNTH_TOPICS)]
-        cols = [np.searchsorted(cdf[k], rng.random(r.size) * cdf[k, -1], side="right")
-                for k, r in enumerate(rows)]
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
-        X = sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)),
-                          shape=(n, SYNTH_WORDS))
-        X.sum_duplicates()
+        X = documents_from_topic_counts(rng, cdf, n_dk)
         yield X[X.getnnz(axis=1) > 0]
 
 

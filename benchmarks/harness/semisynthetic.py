@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import peers
-from .corpora import uci_counts
+from .corpora import documents_from_topic_counts, uci_counts
 from .evaluation import match_topics
 
 #: Iterations of the reference fit: tomotopy's log likelihood no longer moves by then on the
@@ -63,18 +62,11 @@ def topic_cdfs(topics):
 def draw_documents(rng, cdfs, alpha, lengths):
     """LDA documents of the given ``lengths`` (n,): proportions ~ Dirichlet(alpha), topic
     counts ~ Multinomial(length, proportions), each topic's tokens drawn from its words by
-    inverse CDF (``cdfs``: ``topic_cdfs``). Returns CSR counts (n, W) int64; a document of
-    length 0 is an empty row."""
-    n, (K, W) = len(lengths), cdfs.shape
-    proportions = rng.dirichlet(np.full(K, alpha), size=n)
+    inverse CDF (``cdfs``: ``topic_cdfs``; ``corpora.documents_from_topic_counts``). Returns
+    CSR counts (n, W) int64; a document of length 0 is an empty row."""
+    proportions = rng.dirichlet(np.full(cdfs.shape[0], alpha), size=len(lengths))
     n_dk = rng.multinomial(np.asarray(lengths, dtype=np.int64), proportions)
-    rows = [np.repeat(np.arange(n), n_dk[:, k]) for k in range(K)]
-    cols = [np.searchsorted(cdfs[k], rng.random(r.size) * cdfs[k, -1], side="right")
-            for k, r in enumerate(rows)]
-    rows, cols = np.concatenate(rows), np.minimum(np.concatenate(cols), W - 1)
-    X = sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)), shape=(n, W))
-    X.sum_duplicates()
-    return X
+    return documents_from_topic_counts(rng, cdfs, n_dk)
 
 
 def corpus_chunks(topics, lengths, n_docs, alpha, seed, chunk=CHUNK):

@@ -32,6 +32,9 @@ topics' perplexity and the unigram model's (the topics' average); ``gap closed``
 
     python benchmarks/lda_semisynthetic.py --sources news gcide --sizes 10000 100000 \\
         --workdir /tmp/lda_semisynthetic --out benchmarks/results/lda_semisynthetic.json
+
+writes the results and their figure (``plot_curves``: perplexity and recovery against seconds
+per method) beside them; ``--summary-only FILE ...`` prints saved results and redraws them.
 """
 import argparse
 import json
@@ -47,6 +50,7 @@ import scipy.sparse as sp
 from harness import cli, peers
 from harness.corpora import Absent
 from harness.evaluation import completion_perplexity
+from harness.semisynthetic_plot import plot_curves
 from harness.semisynthetic import (ALPHA, REFERENCE_ITERATIONS, corpus_chunks,
                                    heldout_documents, reference_topics, topic_recovery,
                                    write_uci)
@@ -187,7 +191,7 @@ def summarise(entry):
 
 
 def main():
-    parser = cli.Parser(__file__, __doc__, data=True, seeds=1,
+    parser = cli.Parser(__file__, __doc__, data=True, seeds=1, summary_only=True,
                         quick=dict(sources=["news"], sizes=[10_000], K=20, test=300,
                                    time_fractions=[0.5], reference_iterations=200))
     parser.add_argument("--sources", nargs="+", default=["news", "gcide"])
@@ -215,6 +219,12 @@ def main():
     args = parser.parse_args()
     if args.child:
         return child(args)
+    if args.summary_only:
+        for path, saved in zip(args.summary_only, cli.read_results(args.summary_only)):
+            for entry in saved["runs"].values():
+                summarise(entry)
+            plot_curves(saved, Path(path).with_suffix(".png"))
+        return None
     results = dict(settings={k: v for k, v in vars(args).items() if k != "out"}, alpha=ALPHA,
                    runs={})
     for source in args.sources:
@@ -249,7 +259,7 @@ def main():
                 if peer in args.methods:
                     methods[peer] = run_child(args, folder, peer, time_limit=budget, **common)
             summarise(entry)
-    cli.write_results(results, args.out)
+    cli.write_results(results, args.out, plot=plot_curves)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def score_windows(X, K, beta, seed, score):
     (keyed by the pass count as a string, as in the JSON); and the exact ``components_`` at the
     end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
     doubling rule's average starts."""
-    steps_per_pass = -(-X.shape[0] // default_batch_size(X.shape[0]))
+    steps_per_pass = -(-X.shape[0] // default_batch_size(X.shape[0], X.sum() / X.shape[0]))
     steps = steps_per_pass * default_passes(steps_per_pass)
 
     def fit(**settings):

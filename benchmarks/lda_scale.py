@@ -84,10 +84,13 @@ def child(args):
         corpus = UCIBowCorpus(folder / "docword.txt")
         n_docs = len(corpus)
         # evaluate about --evaluations times over the fit: its steps are known once the
-        # batch is (by default STREAM_MAX_BATCH documents) and the passes (DEFAULT_PASSES)
+        # batch is (by default about BATCH_TOKENS tokens) and the passes (DEFAULT_PASSES)
+        from simplexsg.corpus import BowStream
         from simplexsg.lda.defaults import default_batch_size, default_passes
+        from simplexsg.lda.inputs import mean_document_length
         params = json.loads(args.scir_params)
-        batch = params.get("batch_size") or default_batch_size(n_docs, streamed=True)
+        batch = params.get("batch_size") or default_batch_size(
+            n_docs, mean_document_length(BowStream(corpus, corpus.n_features)))
         steps_per_pass = -(-n_docs // batch)
         total = steps_per_pass * (args.passes or default_passes(steps_per_pass))
         model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=args.seed,

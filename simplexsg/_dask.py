@@ -21,8 +21,9 @@ def hold(rows):
 
 
 def describe(shard):
-    """(rows, columns, digest) of a CSR shard."""
-    return shard.shape[0], shard.shape[1], array_digest(shard.indptr, shard.indices, shard.data)
+    """(rows, columns, digest, sum of the entries) of a CSR shard."""
+    return (shard.shape[0], shard.shape[1], array_digest(shard.indptr, shard.indices, shard.data),
+            float(shard.data.sum()))
 
 
 def add_coo(a, b):
@@ -77,22 +78,23 @@ def nbytes(*arrays):
 
 class ShardedCorpus:
     """The driver's handle on a CSR matrix held by the workers in row shards: shard futures,
-    ``starts`` (n_shards + 1,) their first rows, ``shape`` (n_rows, n_columns), ``fingerprint``
-    (a digest per shard).
+    ``starts`` (n_shards + 1,) their first rows, ``shape`` (n_rows, n_columns), ``total`` (the
+    sum of the entries: the tokens of a corpus), ``fingerprint`` (a digest per shard).
 
     ``corpus[rows]`` is ``rows``: in a training loop a minibatch is named, not moved.
     """
 
     def __init__(self, client, shards, id2word=None):
         described = client.gather([client.submit(describe, s, pure=False) for s in shards])
-        widths = {W for _, W, _ in described}
+        widths = {W for _, W, _, _ in described}
         if len(widths) != 1:
             raise ValueError(f"the shards have different vocabulary sizes {sorted(widths)}: "
                              "give every file the same vocabulary (vocab_path)")
         self.shards, self.id2word = shards, id2word
-        self.starts = np.concatenate([[0], np.cumsum([n for n, _, _ in described])])
+        self.starts = np.concatenate([[0], np.cumsum([n for n, _, _, _ in described])])
         self.shape = (int(self.starts[-1]), widths.pop())
-        self.fingerprint = ("shards", self.shape, tuple(d for _, _, d in described))
+        self.total = sum(total for _, _, _, total in described)
+        self.fingerprint = ("shards", self.shape, tuple(d for _, _, d, _ in described))
 
     @classmethod
     def scatter(cls, client, X):

@@ -6,6 +6,8 @@ depend on the corpus size). ``shuffle_buffer=None`` is resolved where the stream
 The measurements behind the values are in docs/benchmarks/lda.rst, section "Why the defaults
 are what they are"; each constant's comment names its subsection there in quotes.
 """
+import math
+
 
 #: Schedule h_t = step_size (1 + t / step_offset)^-step_decay of each sampler ("Step sizes").
 SAMPLER_DEFAULTS = {
@@ -26,8 +28,15 @@ DEFAULT_SWEEPS = 6
 DEFAULT_SWEEP_BURN_IN = 1
 #: Smallest default minibatch, in documents ("Minibatches and sweeps").
 MIN_BATCH = 50
-#: Default steps a pass: minibatches of ceil(D / STEPS_PER_PASS) ("Minibatches and sweeps").
+#: Default steps a pass at most: minibatches of ceil(D / STEPS_PER_PASS) documents or fewer
+#: ("Minibatches and sweeps").
 STEPS_PER_PASS = 3
+#: Tokens of a default minibatch at most: ceil(BATCH_TOKENS / mean document length)
+#: documents, which also bounds a streamed corpus's memory ("Minibatch size at scale").
+BATCH_TOKENS = 1_000_000
+#: A streamed corpus's mean document length is that of its first documents up to this many
+#: tokens (``BowStream.head``), read when the minibatch size is left to the default.
+LENGTH_SAMPLE_TOKENS = 100_000
 #: Passes of ``fit`` when ``max_iter=None`` ("How many passes").
 DEFAULT_PASSES = 20
 #: Fewest steps of a fit with max_iter=None: small corpora make more passes ("How many passes").
@@ -49,9 +58,7 @@ FOLD_IN_SWEEPS = 100
 #: Of the FOLD_IN_SWEEPS, those discarded ("Fold-in and perplexity").
 FOLD_IN_BURN_IN = 50
 
-#: Largest default minibatch of a streamed corpus, a memory bound ("Streamed minibatches").
-STREAM_MAX_BATCH = 10_000
-#: A streamed corpus's default shuffle buffer, in minibatches ("Streamed minibatches").
+#: A streamed corpus's default shuffle buffer, in minibatches ("Minibatch size at scale").
 SHUFFLE_BATCHES = 4
 
 #: First steps after each of which the alpha sampler's centre is re-optimised ("Learning alpha").
@@ -66,11 +73,13 @@ def default_passes(steps_per_pass):
     return max(DEFAULT_PASSES, -(-MIN_STEPS // steps_per_pass))
 
 
-def default_batch_size(n_documents, streamed=False):
-    """``batch_size=None``: ``max(MIN_BATCH, ceil(D / STEPS_PER_PASS))`` documents, at most
-    STREAM_MAX_BATCH for a streamed corpus."""
-    size = max(MIN_BATCH, -(-n_documents // STEPS_PER_PASS))
-    return min(size, STREAM_MAX_BATCH) if streamed else size
+def default_batch_size(n_documents, mean_length):
+    """``batch_size=None``: ``ceil(D / STEPS_PER_PASS)`` documents, at most those of about
+    BATCH_TOKENS tokens (``mean_length``: tokens a document, floored at 1), at least
+    MIN_BATCH."""
+    per_pass = -(-n_documents // STEPS_PER_PASS)
+    by_tokens = math.ceil(BATCH_TOKENS / max(float(mean_length), 1.0))
+    return max(MIN_BATCH, min(per_pass, by_tokens))
 
 
 def resolve_params(params):
@@ -93,12 +102,13 @@ def resolve_params(params):
         learn_alpha=_LEARN_ALPHA[bool(learn) if not isinstance(learn, str) else learn])
 
 
-def fit_length(batch_size, max_iter, tol, n_documents, total_samples, streamed):
+def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length):
     """``fit``'s minibatch size, steps a pass, passes at most and passes at least (before the
     convergence check may stop it), from ``batch_size`` and ``max_iter`` (None: the defaults),
     ``tol``, and the corpus: ``n_documents`` (None: a stream without len()), its size D
-    ``total_samples``, ``streamed``."""
-    batch_size = batch_size or default_batch_size(total_samples, streamed)
+    ``total_samples``, ``mean_length`` (a callable giving its mean document length in tokens,
+    called only when ``batch_size`` is None)."""
+    batch_size = batch_size or default_batch_size(total_samples, mean_length())
     steps_per_pass = -(-(n_documents or total_samples) // batch_size)
     min_passes = default_passes(steps_per_pass)
     passes = max_iter or (MAX_PASSES if tol is not None else min_passes)

@@ -39,9 +39,9 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         Symmetric Dirichlet parameter beta of the topics.
     batch_size : int >= 1 or None, default None
         Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None:
-        ``max(50, ceil(D / 3))``, three steps a pass, and at most 10,000
-        (``STREAM_MAX_BATCH``) for a streamed corpus, which bounds its memory. Measured in
-        docs/benchmarks/lda.rst, "Minibatches and sweeps".
+        ``ceil(D / 3)`` (three steps a pass), at most the documents of about 10^6 tokens
+        (``BATCH_TOKENS``: a stream's document length from its first documents), at least 50.
+        Measured in docs/benchmarks/lda.rst, "Minibatch size at scale".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8

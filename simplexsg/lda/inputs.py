@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import physical_memory
 from ..corpus import (BowStream, as_corpus, check_counts, check_token_memory, corpus_features,
                       is_bow_corpus)
+from .defaults import LENGTH_SAMPLE_TOKENS
 from .gibbs import step_bytes_per_token
 from . import distributed
 
@@ -100,6 +101,17 @@ def doc_topic_dtype(corpus):
     if isinstance(corpus, distributed.ShardedCorpus):
         return np.int32
     return np.uint16 if np.asarray(corpus.sum(axis=1)).max(initial=0) < 2 ** 16 else np.int32
+
+
+def mean_document_length(corpus):
+    """Mean tokens a document of ``corpus`` (CSR, ``BowStream`` or ``ShardedCorpus``), for the
+    default minibatch size: a stream's is that of its first documents, up to
+    LENGTH_SAMPLE_TOKENS tokens (one partial read). 0.0 for a corpus with no documents."""
+    if isinstance(corpus, BowStream):
+        corpus = corpus.head(LENGTH_SAMPLE_TOKENS)
+    if isinstance(corpus, distributed.ShardedCorpus):
+        return corpus.total / max(corpus.shape[0], 1)
+    return float(corpus.sum()) / max(corpus.shape[0], 1)
 
 
 def check_memory(n_topics, n_words, itemsize=8, n_samples=0):

@@ -54,7 +54,7 @@ def start_fit(model, X, id2word, X_heldout, params):
         raise ValueError("a streamed corpus without len() needs total_samples")
     batch_size, steps_per_pass, passes, min_passes = fit_length(
         params["batch_size"], params["max_iter"], params["tol"], n_docs, D,
-        streamed=isinstance(corpus, BowStream))
+        mean_length=lambda: inputs.mean_document_length(corpus))
     if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
         inputs.check_step_memory(corpus, batch_size, params)
     if D < min(batch_size, n_docs or batch_size):

@@ -88,14 +88,18 @@ def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):
             assert not np.array_equal(ids, np.arange(X.shape[0]))
 
 
-def test_a_streamed_corpus_default_minibatch_is_bounded():
-    """Streaming holds at most SHUFFLE_BATCHES + 2 minibatches, so the default minibatch of a
-    stream stops growing at STREAM_MAX_BATCH documents; in memory it stays D / 3."""
-    from simplexsg.lda.defaults import STREAM_MAX_BATCH
+def test_the_default_minibatch_is_bounded_in_tokens():
+    """The default minibatch is D / 3 documents, at most those of about BATCH_TOKENS tokens:
+    the mean length of an in-memory corpus, of a stream's first documents (so a stream holds
+    at most SHUFFLE_BATCHES + 2 minibatches of about that many tokens, whatever D)."""
+    from simplexsg.lda.defaults import BATCH_TOKENS
 
-    X = sp.csr_matrix((np.ones(60_000, dtype=np.int64),
-                       (np.arange(60_000), np.arange(60_000) % 5)), shape=(60_000, 5))
-    streamed = SCIRLDA(2, max_iter=1, random_state=0).fit(
-        Stream(X), id2word=dict.fromkeys(range(5)))
-    assert streamed.batch_size_ == STREAM_MAX_BATCH == 10_000
-    assert SCIRLDA(2, max_iter=1, random_state=0).fit(X).batch_size_ == 20_000
+    assert BATCH_TOKENS == 1_000_000
+    short = sp.csr_matrix((np.ones(60_000, dtype=np.int64),
+                           (np.arange(60_000), np.arange(60_000) % 5)), shape=(60_000, 5))
+    long = sp.csr_matrix((np.full(400, 10_000, dtype=np.int64),
+                          (np.arange(400), np.arange(400) % 5)), shape=(400, 5))
+    for X, batch in ((short, 20_000), (long, 100)):      # D / 3; 10^6 / 10^4 tokens
+        quick = dict(max_iter=1, n_gibbs=1, gibbs_burn_in=0, random_state=0)
+        streamed = SCIRLDA(2, **quick).fit(Stream(X), id2word=dict.fromkeys(range(5)))
+        assert streamed.batch_size_ == SCIRLDA(2, **quick).fit(X).batch_size_ == batch

@@ -38,28 +38,32 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
     topic_word_prior : float > 0 or None, default None (0.1)
         Symmetric Dirichlet parameter beta of the topics.
     batch_size : int >= 1 or None, default None
-        Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None:
-        ``ceil(D / 3)`` (three steps a pass), at most the documents of about 10^6 tokens
-        (``BATCH_TOKENS``: a stream's document length from its first documents), at least 50.
-        Measured in docs/benchmarks/lda.rst, "Minibatch size at scale".
+        Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None: the
+        documents of about ``60 sqrt(T)`` of the corpus's T tokens (``BATCH_ROOT_TOKENS``;
+        a stream's document length from its first documents), so that a pass has ``sqrt(T) /
+        60`` steps; at most ``ceil(D / 3)`` documents and those of 10^6 tokens
+        (``BATCH_TOKENS``, which bounds a stream's memory), at least 50. Measured in
+        docs/benchmarks/lda.rst, "Sweeps and minibatches for learnable topics".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8
         (``MIN_STEP_SIZE``: below, SCIR's Poisson rate overflows), step_offset > 0, step_decay
         in [0, 1]. None: 2.0, 10 and 0.33 for SCIR; 0.1, 1000 and 0.6 for SGRLD. Measured in
         docs/benchmarks/lda.rst, "Step sizes".
-    n_gibbs : int >= 1, default 6
+    n_gibbs : int >= 1, default 20
         Gibbs sweeps per document and training step, after a sequential start (or a warm start,
-        ``local_warm_start``). ``transform`` and ``score`` run ``FOLD_IN_SWEEPS`` = 100, 50
-        discarded. Measured in docs/benchmarks/lda.rst, "Minibatches and sweeps".
+        ``local_warm_start``): enough for a document's topics to settle given the topics of the
+        step. ``transform`` and ``score`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded. Measured
+        in docs/benchmarks/lda.rst, "Sweeps and minibatches for learnable topics".
     gibbs_burn_in : int in [0, n_gibbs) or None, default None
         Sweeps discarded before the kept sweeps' counts are averaged. None:
         ``min(1, n_gibbs // 2)``.
     max_iter : int >= 1 or None, default None
-        Passes over the training documents in ``fit``, at most. None: 20 (``DEFAULT_PASSES``),
-        or more if that makes fewer than 60 steps (``MIN_STEPS``); with ``tol``, up to 100
-        (``MAX_PASSES``), the check stopping the fit after those 20 passes at the earliest.
-        Measured in docs/benchmarks/lda.rst, "How many passes".
+        Passes over the training documents in ``fit``, at most. None: 6 (``DEFAULT_PASSES``:
+        with the default ``n_gibbs``, 120 draws a token), or more if that makes fewer than 60
+        steps (``MIN_STEPS``); with ``tol``, up to 100 (``MAX_PASSES``), the check stopping
+        the fit after those 6 passes at the earliest. Measured in docs/benchmarks/lda.rst,
+        "How many passes" and "Sweeps and minibatches for learnable topics".
     burn_in : int >= 0 or None, default None
         Steps of this fit after which the topics are averaged into ``components_``. None: the
         growing-block rule of ``simplexsg.averaging``, an average of about the last third to

@@ -109,9 +109,10 @@ def test_scir_beats_sgrld_on_the_bundled_corpus(wiki_sample):
 
 
 @pytest.mark.parametrize("n_docs, batch, passes", [(40, 50, 60), (100, 50, 30), (200, 67, 20),
-                                                   (5000, 1667, 20), (5001, 1667, 20)])
+                                                   (5000, 1667, 20), (40_000, 6000, 9)])
 def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes):
-    # batch_size=None: max(50, ceil(D / 3)); max_iter=None: max(20 passes, 60 steps)
+    # batch_size=None: the documents of 60 sqrt(T) tokens (T = 4 D here: 30 sqrt(D)
+    # documents), at most ceil(D / 3), at least 50; max_iter=None: max(6 passes, 60 steps)
     X = sp.csr_array(np.ones((n_docs, 4), dtype=np.int64))
     lda = SCIRLDA(2, n_gibbs=1, gibbs_burn_in=0, random_state=0).fit(X)
     steps_per_pass = -(-n_docs // batch)
@@ -127,7 +128,9 @@ def test_components_and_transform_are_distributions(synthetic):
     doc_topic = lda.transform(X_test)
     assert doc_topic.shape == (200, 5)
     np.testing.assert_allclose(doc_topic.sum(axis=1), 1.0)
-    assert lda.n_batch_iter_ == 2 * 3 and lda.n_iter_ == 2 and lda.n_documents_seen_ == 1200
+    steps_per_pass = -(-600 // lda.batch_size_)
+    assert lda.n_batch_iter_ == 2 * steps_per_pass and lda.n_iter_ == 2
+    assert lda.n_documents_seen_ == 1200
     assert list(lda.get_feature_names_out()) == [f"scirlda{k}" for k in range(5)]
 
 
@@ -194,7 +197,7 @@ def test_partial_fit_total_samples_follows_scikit_learn(synthetic):
         warnings.simplefilter("error")
         lda.partial_fit(X_train[:50])
         first.partial_fit(X_train[50:100])
-    assert lda.total_samples_ == 600 and lda.n_batch_iter_ == 4
+    assert lda.total_samples_ == 600 and lda.n_batch_iter_ == -(-600 // lda.batch_size_) + 1
 
 
 def test_partial_fit_of_bag_of_words_needs_the_vocabulary_first(synthetic):
@@ -501,7 +504,8 @@ def test_grid_search_scores_are_held_out_scores_and_find_too_few_topics():
 def test_evaluation_history(synthetic):
     X_train, X_test, _ = synthetic
     lda = SCIRLDA(5, max_iter=2, evaluate_every=2, random_state=0).fit(X_train, X_heldout=X_test)
-    assert [h["step"] for h in lda.history_] == [2, 4, 6]
+    steps = 2 * -(-600 // lda.batch_size_)
+    assert [h["step"] for h in lda.history_] == list(range(2, steps + 1, 2))
     assert all(np.isfinite(h["perplexity"]) and h["seconds"] >= 0 for h in lda.history_)
     assert lda.history_[-1]["documents"] == 1200
 
@@ -518,8 +522,8 @@ def test_absurd_sizes_are_refused_or_warned_before_allocating(synthetic):
     X_train = synthetic[0]
     with pytest.raises(ValueError, match=r"total_samples \(100\) is below batch_size \(200\)"):
         SCIRLDA(5, batch_size=200, total_samples=100).fit(X_train)
-    with pytest.warns(UserWarning, match="burn_in=10 is not below the 6 steps"):
-        SCIRLDA(5, max_iter=2, burn_in=10, random_state=0).fit(X_train)
+    with pytest.warns(UserWarning, match="burn_in=10 is not below the 8 steps"):
+        SCIRLDA(5, max_iter=2, burn_in=10, random_state=0).fit(X_train)       # 4 steps a pass
     huge = sp.csr_array((np.ones(2), ([0, 1], [0, 1])), shape=(2, 10**7))
     with pytest.raises(MemoryError, match=r"100000 topics x 10000000 words need about .* GB"):
         SCIRLDA(100_000, max_iter=1).fit(huge)

@@ -9,14 +9,15 @@ from gensim.corpora import MmCorpus
 from gensim.test.utils import datapath
 
 from simplexsg import LDA, SCIRLDA
-from simplexsg.lda.defaults import DEFAULT_PASSES, MAX_PASSES
+from simplexsg.lda.defaults import MAX_PASSES, default_passes
 
 
 # ---------------------------------------------------------------- time budget
 def test_a_time_budget_never_lengthens_a_fit(three_topic_counts):
     plain = SCIRLDA(3, random_state=0).fit(three_topic_counts)
     capped = SCIRLDA(3, random_state=0, max_time=1e6).fit(three_topic_counts)
-    assert plain.n_iter_ == capped.n_iter_ == DEFAULT_PASSES
+    steps_per_pass = -(-three_topic_counts.shape[0] // plain.batch_size_)
+    assert plain.n_iter_ == capped.n_iter_ == default_passes(steps_per_pass)
     assert capped.stop_reason_ == "max_iter"
     np.testing.assert_array_equal(plain.components_, capped.components_)
 

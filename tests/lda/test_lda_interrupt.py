@@ -10,6 +10,7 @@ import pytest
 import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg._fitting import atomic_dump
+from simplexsg.lda.defaults import DEFAULT_SWEEPS
 
 FITTED = ("components_", "topic_state_", "n_batch_iter_", "n_documents_seen_", "n_iter_",
           "burn_in_", "stop_reason_", "monitor_history_", "history_", "doc_topic_prior_")
@@ -140,7 +141,7 @@ def test_resuming_needs_the_same_data_and_parameters(corpus, monkeypatch):
         model.fit(other)
     with pytest.raises(ValueError, match="n_gibbs differ"):
         model.set_params(n_gibbs=3).fit(corpus)
-    model.set_params(n_gibbs=6)
+    model.set_params(n_gibbs=DEFAULT_SWEEPS)
     assert pickle.dumps(model) == saved                      # refused: nothing changed
     model.set_params(n_jobs=2, verbose=0).fit(corpus)        # threads may change
     assert not model.interrupted_ and model.stop_reason_ == "max_iter"

@@ -88,18 +88,25 @@ def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):
             assert not np.array_equal(ids, np.arange(X.shape[0]))
 
 
-def test_the_default_minibatch_is_bounded_in_tokens():
-    """The default minibatch is D / 3 documents, at most those of about BATCH_TOKENS tokens:
-    the mean length of an in-memory corpus, of a stream's first documents (so a stream holds
-    at most SHUFFLE_BATCHES + 2 minibatches of about that many tokens, whatever D)."""
-    from simplexsg.lda.defaults import BATCH_TOKENS
+def test_the_default_minibatch_follows_the_corpus_tokens():
+    """The default minibatch holds about 60 sqrt(T) of the corpus's T tokens, at most
+    BATCH_TOKENS, at most D / 3 documents and at least 50, from the mean length of an
+    in-memory corpus or of a stream's first documents (so a stream holds at most
+    SHUFFLE_BATCHES + 2 minibatches of at most about BATCH_TOKENS tokens, whatever D)."""
+    from simplexsg.lda.defaults import BATCH_TOKENS, default_batch_size
 
     assert BATCH_TOKENS == 1_000_000
-    short = sp.csr_matrix((np.ones(60_000, dtype=np.int64),
-                           (np.arange(60_000), np.arange(60_000) % 5)), shape=(60_000, 5))
-    long = sp.csr_matrix((np.full(400, 10_000, dtype=np.int64),
-                          (np.arange(400), np.arange(400) % 5)), shape=(400, 5))
-    for X, batch in ((short, 20_000), (long, 100)):      # D / 3; 10^6 / 10^4 tokens
+    assert default_batch_size(30_000, 10_000) == 100         # 60 sqrt(3 10^8) > 10^6 tokens
+    assert default_batch_size(90, 10) == 50 and default_batch_size(3000, 1) == 1000
+
+    def corpus(n_docs, length):
+        return sp.csr_matrix((np.full(n_docs, length, dtype=np.int64),
+                              (np.arange(n_docs), np.arange(n_docs) % 5)), shape=(n_docs, 5))
+
+    # 60 sqrt(60,000) = 14,697 one-token documents; 60 sqrt(2 10^5) = 26,833 tokens of
+    # 100-token documents; 60 sqrt(4 10^6) = 120,000 tokens: 12 documents, raised to 50
+    for X, batch in ((corpus(60_000, 1), 14_697), (corpus(2000, 100), 269),
+                     (corpus(400, 10_000), 50)):
         quick = dict(max_iter=1, n_gibbs=1, gibbs_burn_in=0, random_state=0)
         streamed = SCIRLDA(2, **quick).fit(Stream(X), id2word=dict.fromkeys(range(5)))
         assert streamed.batch_size_ == SCIRLDA(2, **quick).fit(X).batch_size_ == batch

@@ -29,7 +29,7 @@ DEFAULT_SWEEPS = 20
 DEFAULT_SWEEP_BURN_IN = 1
 #: Smallest default minibatch, in documents ("Minibatches and sweeps").
 MIN_BATCH = 50
-#: Default steps a pass at most: minibatches of ceil(D / STEPS_PER_PASS) documents or fewer
+#: Fewest default steps a pass: minibatches of ceil(D / STEPS_PER_PASS) documents at most
 #: ("Minibatches and sweeps").
 STEPS_PER_PASS = 3
 #: A default minibatch holds about BATCH_ROOT_TOKENS * sqrt(T) of the corpus's T tokens, so

@@ -38,6 +38,7 @@ from simplexsg.datasets import make_multinomial_mixture
 from simplexsg.dpmixture.defaults import auto_sampler
 
 from harness import cli, corpora
+from harness.mixture_semisynthetic import recovery
 
 SAMPLERS = ("scir", "sgrld", "gibbs")
 #: name: (K, N, weight concentration a, seed, group)
@@ -108,19 +109,6 @@ def budget(X):
     if X.shape[1] > 5000:
         return 30.0
     return 10.0 if X.shape[0] < 10_000 else 20.0 if X.shape[0] < 100_000 else 30.0
-
-
-def recovery(labels, found):
-    """(recovered, extra): the true clusters with >= 1% of the rows that are the majority
-    label of exactly one found cluster with >= 1% of the rows, and the found clusters >= 1%
-    beyond those (a merge of true clusters under 1%, or a true cluster split in two)."""
-    threshold = 0.01 * labels.size
-    true_sizes = np.bincount(labels)
-    majority = [int(np.bincount(labels[found == j]).argmax())
-                for j in np.flatnonzero(np.bincount(found) >= threshold)]
-    counts = np.bincount(majority, minlength=true_sizes.size)
-    recovered = int(np.sum((counts == 1) & (true_sizes >= threshold)))
-    return recovered, len(majority) - recovered
 
 
 def run(sampler, X, X_test, labels, labels_test, seconds, seed):

@@ -1,0 +1,122 @@
+"""The semi-synthetic DP-mixture data of ``benchmarks/harness/mixture_semisynthetic.py``: the rows
+follow their mixture (cluster shares against their multinomial, each cluster's rows' first and
+second moments against the multinomial's), the data set is reproducible chunk by chunk, the
+truth's score is the mixture's log likelihood, the reference mixture is the clusters a fit
+finds, and the recovery count is right under relabelling, merges and splits."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.stats import multinomial
+
+from harness import mixture_semisynthetic as mixture
+from harness.semisynthetic import topic_cdfs
+from helpers.stats import Z
+from simplexsg.datasets import make_multinomial_mixture
+
+#: Three clusters on six features, overlapping on feature 2.
+PROFILES = np.array([[0.5, 0.3, 0.2, 0.0, 0.0, 0.0],
+                     [0.0, 0.0, 0.2, 0.5, 0.3, 0.0],
+                     [0.1, 0.0, 0.1, 0.0, 0.1, 0.7]])
+WEIGHTS = np.array([0.6, 0.3, 0.1])
+
+
+def test_rows_have_the_given_lengths():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 30, size=500)
+    X, labels = mixture.draw_rows(rng, topic_cdfs(PROFILES), WEIGHTS, lengths)
+    assert X.shape == (500, 6) and labels.shape == (500,)
+    np.testing.assert_array_equal(np.asarray(X.sum(axis=1)).ravel(), lengths)
+
+
+def test_clusters_follow_the_weights():
+    n = 50_000
+    _, labels = mixture.draw_rows(np.random.default_rng(1), topic_cdfs(PROFILES), WEIGHTS,
+                                  np.full(n, 3))
+    counts = np.bincount(labels, minlength=3)
+    np.testing.assert_array_less(np.abs(counts - n * WEIGHTS),
+                                 Z * np.sqrt(n * WEIGHTS * (1 - WEIGHTS)))
+
+
+def test_rows_follow_their_clusters_multinomial():
+    n, L = 60_000, 7
+    X, labels = mixture.draw_rows(np.random.default_rng(2), topic_cdfs(PROFILES), WEIGHTS,
+                                  np.full(n, L))
+    X = X.toarray().astype(float)
+    for k, p in enumerate(PROFILES):
+        rows = X[labels == k]
+        m = rows.shape[0]
+        np.testing.assert_array_less(np.abs(rows.mean(axis=0) - L * p),
+                                     Z * rows.std(axis=0) / np.sqrt(m) + 1e-12)
+        # E[x x^T] of Multinomial(L, p): L (L - 1) p p^T + L diag(p)
+        second = L * (L - 1) * np.outer(p, p) + L * np.diag(p)
+        products = rows[:, :, None] * rows[:, None, :]
+        se = products.std(axis=0) / np.sqrt(m)
+        np.testing.assert_array_less(np.abs(products.mean(axis=0) - second), Z * se + 1e-12)
+    # the test has power: rows of the pooled profile would fail it for the smallest cluster
+    pooled = WEIGHTS @ PROFILES
+    smallest = X[labels == 2]
+    se = smallest.std(axis=0) / np.sqrt(smallest.shape[0])
+    assert np.any(np.abs(smallest.mean(axis=0) - L * pooled) > 20 * se)
+
+
+def test_data_is_the_same_chunk_by_chunk_and_heldout_apart():
+    cdfs, lengths = topic_cdfs(PROFILES), np.array([2, 5, 9])
+    small = list(mixture.row_chunks(cdfs, WEIGHTS, lengths, 25, seed=4, chunk=10))
+    large = list(mixture.row_chunks(cdfs, WEIGHTS, lengths, 45, seed=4, chunk=10))
+    for (a, la), (b, lb) in zip(small[:2], large[:2]):
+        assert (a != b).nnz == 0
+        np.testing.assert_array_equal(la, lb)
+    assert [X.shape[0] for X, _ in small] == [10, 10, 5]
+    X_test, labels_test = mixture.heldout_rows(cdfs, WEIGHTS, lengths, 7, seed=4)
+    again = mixture.heldout_rows(cdfs, WEIGHTS, lengths, 7, seed=4)
+    assert (X_test != again[0]).nnz == 0 and np.array_equal(labels_test, again[1])
+    assert (X_test != mixture.heldout_rows(cdfs, WEIGHTS, lengths, 7, seed=5)[0]).nnz > 0
+
+
+def test_truth_scores_are_the_mixture_log_likelihood():
+    X, _ = mixture.draw_rows(np.random.default_rng(3), topic_cdfs(PROFILES), WEIGHTS,
+                             np.array([1, 4, 6, 9]))
+    scores, best = mixture.truth_scores(PROFILES, WEIGHTS, X)
+    dense = X.toarray()
+    joint = np.array([[w * multinomial.pmf(x, x.sum(), p) for w, p in zip(WEIGHTS, PROFILES)]
+                      for x in dense])
+    np.testing.assert_allclose(scores, np.log(joint.sum(axis=1)), rtol=1e-10)
+    np.testing.assert_array_equal(best, joint.argmax(axis=1))
+
+
+def test_reference_mixture_is_the_clusters_of_its_fit(tmp_path, monkeypatch):
+    weights = np.array([0.5, 0.3, 0.2])
+    X, labels, _, _ = make_multinomial_mixture(600, 30, 3, weights=weights, concentration=0.1,
+                                               row_length=40, random_state=5)
+    monkeypatch.setattr(mixture, "source_rows",
+                        lambda source, data_dir, features, seed: sp.csr_matrix(X))
+    profiles, found, lengths = mixture.reference_mixture("toy", None, tmp_path, iterations=30)
+    assert profiles.shape == (3, 30)
+    np.testing.assert_allclose(profiles.sum(axis=1), 1.0)
+    assert np.all(np.diff(found) <= 0)                           # largest first
+    np.testing.assert_allclose(found, np.sort(np.bincount(labels) / 600)[::-1])
+    np.testing.assert_array_equal(lengths, np.asarray(X.sum(axis=1)).ravel())
+    cached = mixture.reference_mixture("toy", None, tmp_path, iterations=30)
+    np.testing.assert_array_equal(cached[0], profiles)
+
+
+def test_recovery_counts_the_clusters_found():
+    labels = np.repeat([0, 1, 2, 3], [500, 300, 195, 5])
+    assert mixture.recovery(labels, labels) == (3, 0)            # cluster 3 is under 1%
+    assert mixture.recovery(labels, labels, fraction=0.005) == (4, 0)
+    relabelled = np.array([7, 2, 0, 4])[labels]
+    assert mixture.recovery(labels, relabelled) == (3, 0)
+    merged = np.where(labels == 1, 0, labels)                  # 0 and 1 merged: 1 is lost
+    assert mixture.recovery(labels, merged) == (2, 0)
+    split = labels.copy()
+    split[:250] = 9                                              # 0 in two halves
+    assert mixture.recovery(labels, split) == (2, 2)
+
+
+@pytest.mark.parametrize("fraction", [0.001, 0.01])
+def test_a_perfect_fit_recovers_every_cluster_above_the_threshold(fraction):
+    n = 20_000
+    weights = np.array([0.7, 0.25, 0.045, 0.005])
+    labels = np.random.default_rng(6).choice(4, size=n, p=weights)
+    expected = int(np.sum(np.bincount(labels) >= fraction * n))
+    assert mixture.recovery(labels, labels, fraction) == (expected, 0)

@@ -114,7 +114,9 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     Attributes
     ----------
     sampler_ : str, the sampler of the chain ("auto" resolved).
-    n_components_ : int, occupied components (with at least one row of ``labels_``).
+    n_components_ : int, occupied components: with at least one row of ``labels_``; for a
+        streamed corpus and ``partial_fit``, whose ``labels_`` are one minibatch's, also those
+        whose weight is at least 1 / ``total_samples_`` (expected to hold a row of the data).
     weights_ : (n_components_,) their stick weights, renormalised to sum to 1.
     components_ : (n_components_, n_features) their category probabilities, rows sum to 1.
     labels_ : (n_rows,) int, the rows' components (indices into ``components_``): the training
@@ -249,8 +251,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         The rows are new to the chain, with no allocation to slice from: each is drawn
         ``∝ w_j Mult(x | phi_j)`` over the sticks, extended until the leftover mass is below
         ``slice_sampler.LEFTOVER_TOLERANCE`` (1e-6). No allocations are kept between calls, so
-        ``n_components_`` and ``labels_`` refer to this minibatch, and components it leaves empty
-        are dropped only past the last one it uses. A minibatch larger than the data set (its N,
+        ``labels_`` refer to this minibatch, and ``n_components_`` counts the components it
+        uses and those whose weight is at least 1 / ``total_samples_`` (expected to hold a row
+        of the data); the components past the last of these are dropped, the others kept even
+        when the minibatch leaves them empty: a small cluster is not lost because one
+        minibatch missed it. A minibatch larger than the data set (its N,
         ``total_samples_``: fit's or the first call's) raises ValueError. A failed call leaves
         the model as it was.
 

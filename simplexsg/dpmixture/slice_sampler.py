@@ -160,13 +160,28 @@ def split_merge(state, kernel, move, z, rng):
     return extend(state, missing, kernel.base, rng) if missing > 0 else state
 
 
-def update(state, kernel, executor, X, z, scale, t, rng, kept=None):
+def holding_a_row(sticks, n_total):
+    """Indices of the components whose weight is at least ``1 / n_total``: those expected to
+    hold a row of a data set of ``n_total`` rows."""
+    return np.flatnonzero(log_weights(sticks)[0] >= -np.log(n_total))
+
+
+def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=None):
     """Steps 4-6 of iteration t: truncate, redraw empty components, move sticks and components
     by the counts of rows X (allocations z) scaled by ``scale``, then alpha. ``kept``: the
     allocations of every row the chain keeps (they decide truncation and emptiness: rows absent
-    from X still count as members); None: z alone, no component is redrawn."""
+    from X still count as members); None: rows new to the chain, whose allocations cannot say
+    which components the rows outside X occupy: truncation keeps every component up to the
+    last one that z uses or that, among the first ``established`` (None: all; those the chain
+    had before this iteration's allocation drew sticks from the prior), is expected to hold a
+    row of the data (``holding_a_row``): a small cluster a minibatch misses is not dropped,
+    and a stick just drawn from the prior is not kept for its prior weight alone. No
+    component is redrawn."""
     z_all = z if kept is None else kept
     J = int(z_all.max()) + 1
+    if kept is None:
+        holding = holding_a_row(state.sticks[:established], scale * z.size)
+        J = max(J, int(holding.max(initial=-1)) + 1)
     occupancy = np.bincount(z_all, minlength=J)
     sticks, theta = state.sticks[:J], state.theta[:J]
     empty = np.flatnonzero(occupancy == 0)
@@ -229,6 +244,7 @@ def iterate(state, kernel, executor, X, z, n_total, t, rng, *, kept=None, rows=N
     "local" (the allocations), "moves" and "global" (the components, sticks and alpha) at
     their ends. Returns the new state and the rows' components."""
     lap = (lambda phase: None) if laps is None else laps.lap
+    established = state.sticks.shape[0]
     state, labels = allocate(state, kernel, executor, X, z, rng)
     lap("local")
     if move is not None:
@@ -236,7 +252,8 @@ def iterate(state, kernel, executor, X, z, n_total, t, rng, *, kept=None, rows=N
     if kept is not None:
         kept[rows] = labels             # in place: the one array of the chain
     lap("moves")
-    state = update(state, kernel, executor, X, labels, n_total / labels.size, t, rng, kept)
+    state = update(state, kernel, executor, X, labels, n_total / labels.size, t, rng, kept,
+                   established)
     lap("global")
     return state, labels
 
@@ -246,10 +263,15 @@ def iterate(state, kernel, executor, X, z, n_total, t, rng, *, kept=None, rows=N
 Summary = namedtuple("Summary", "occupied weights components labels")
 
 
-def summary(state, z):
-    """The ``Summary`` of ``state`` given the allocations z."""
+def summary(state, z, n_total=None):
+    """The ``Summary`` of ``state`` given the allocations z: the components z uses, and with
+    ``n_total`` (z a minibatch of rows new to the chain, of a data set of that many rows) those
+    expected to hold a row of the data (``holding_a_row``)."""
     J = state.sticks.shape[0]
-    occupied = np.flatnonzero(np.bincount(z, minlength=J))
+    used = np.bincount(z, minlength=J) > 0
+    if n_total is not None:
+        used[holding_a_row(state.sticks, n_total)] = True
+    occupied = np.flatnonzero(used)
     log_w, _ = log_weights(state.sticks)
     relabel = np.full(J, -1)
     relabel[occupied] = np.arange(occupied.size)

@@ -73,9 +73,10 @@ def new_chain(model, params, seed):
     model.n_iter_, model.history_ = 0, []
 
 
-def summarise(model, z):
-    """The fitted attributes of the occupied components, given the allocations z."""
-    found = slice_sampler.summary(read_state(model), z)
+def summarise(model, z, n_total=None):
+    """The fitted attributes of the occupied components, given the allocations z (with
+    ``n_total``: a minibatch of rows new to the chain, ``slice_sampler.summary``)."""
+    found = slice_sampler.summary(read_state(model), z, n_total)
     model.n_components_ = found.occupied.size
     model.weights_, model.components_, model.labels_ = found.weights, found.components, \
         found.labels
@@ -129,6 +130,7 @@ class Trainer:
         self.kernel = slice_sampler.Kernel.of(params, model.sampler_)
         self.fit, self.move, self.heldout = fit, move, heldout
         self.check_every = check_every
+        self.new_rows_total = None     # n_total once an iteration's rows were new to the chain
         self.checkpoint_every = params.checkpoint_every if checkpoints else None
 
     def run(self, batches, end_iter):
@@ -157,7 +159,7 @@ class Trainer:
                 if progress is not None:
                     progress.update(1)
                 if self.checkpoint_every and model.n_iter_ % self.checkpoint_every == 0:
-                    summarise(model, z)
+                    self.summarise(z)
                     write_checkpoint(model, model.checkpoint_path)
                 stop = self._stop_reason(z) if self.fit else None
                 if stop is not None:
@@ -166,14 +168,18 @@ class Trainer:
         except BaseException:
             if model.n_iter_ != first:
                 model.stop_reason_ = "interrupted"
-                summarise(model, z)
+                self.summarise(z)
             raise
         finally:
             if progress is not None:
                 progress.close()
         if self.fit:
             model.stop_reason_, model.interrupted_ = reason, False
-        summarise(model, z)
+        self.summarise(z)
+
+    def summarise(self, z):
+        """The model's summary given the allocations z the last iteration returned."""
+        summarise(self.model, z, self.new_rows_total)
 
     def transaction(self, rows):
         """One iteration, undone if it raises (Ctrl-C included): the model's attributes (rebound
@@ -196,6 +202,7 @@ class Trainer:
         model, t = self.model, self.model.n_iter_
         rng = np.random.default_rng(substream(model.random_state_, Stream.STEP, t))
         kept = None if rows is None else model._z
+        self.new_rows_total = self.n_total if rows is None else None
         state, z = slice_sampler.iterate(
             read_state(model), self.kernel, self.executor, X_rows,
             None if rows is None else kept[rows], self.n_total, t, rng, kept=kept, rows=rows,
@@ -219,7 +226,7 @@ class Trainer:
         """The convergence check (``model._monitor``) of the current state; True on a plateau
         (``tol``)."""
         model = self.model
-        summarise(model, z)
+        self.summarise(z)
         monitor = copy.copy(model._monitor)        # rebound: an interruption keeps the old one
         done = monitor.check(model, model.n_iter_)
         model._monitor = monitor
@@ -230,7 +237,7 @@ class Trainer:
         model, every = self.model, self.params.evaluate_every
         if not every or model.n_iter_ % every:
             return
-        summarise(model, z)
+        self.summarise(z)
         entry = dict(iteration=model.n_iter_, seconds=model.training_seconds_,
                      alpha=model.alpha_, n_components=model.n_components_,
                      score=None if self.heldout is None else model.score(self.heldout))

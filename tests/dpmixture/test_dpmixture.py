@@ -20,6 +20,8 @@ from sklearn.utils.estimator_checks import check_param_validation
 from simplexsg import DPMixture
 from simplexsg.datasets import load_msweb, make_multinomial_mixture
 from simplexsg.dpmixture import defaults, slice_sampler
+from simplexsg.dpmixture.local import LocalExecutor
+from simplexsg.simplex import SCIR
 
 from helpers import ROOT
 from helpers.guards import hang_guard
@@ -174,9 +176,10 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
     previous = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(X)._z
     seen, update = [], slice_sampler.update
 
-    def update_then_fail(state, kernel, executor, X, z, scale, t, rng, kept=None):
+    def update_then_fail(state, kernel, executor, X, z, scale, t, rng, kept=None,
+                         established=None):
         seen.append((kept, kept.copy()))
-        state = update(state, kernel, executor, X, z, scale, t, rng, kept)
+        state = update(state, kernel, executor, X, z, scale, t, rng, kept, established)
         if t == 4:
             raise RuntimeError("interrupted")
         return state
@@ -215,6 +218,34 @@ def test_partial_fit_streams_minibatches(mixture):
         assert DPMixture("scir", random_state=0).partial_fit(X[:50]).total_samples_ == 1_000_000
     fitted = DPMixture("scir", batch_size=100, max_iter=2, random_state=0).fit(X[:300])
     assert fitted.partial_fit(X[:50]).total_samples_ == 300
+
+
+def test_a_minibatch_of_new_rows_keeps_the_components_that_hold_a_row():
+    """Rows new to the chain cannot say which components the other rows use: truncation and
+    the summary keep every component up to the last one expected to hold a row of the data
+    (weight >= 1 / N), used by the minibatch or not; past it, the minibatch decides."""
+    weights = np.array([0.9, 0.09, 0.009, 0.0009])     # and a leftover of 1e-4
+    before = 1.0 - np.concatenate([[0.0], np.cumsum(weights)[:-1]])
+    v = weights / before
+    state = slice_sampler.ChainState(np.ones((4, 3)), np.column_stack([v, 1.0 - v]), 1.0)
+    kernel = slice_sampler.Kernel("scir", 0.5, 1.0, 1.0, step_class=SCIR, step_size=0.1,
+                                  stick_step_size=0.1)
+    X = sp.csr_matrix(np.array([[1, 0, 0], [0, 2, 0]]))
+    z = np.array([0, 0])                           # the minibatch uses component 0 only
+
+    def kept_after(n_total):
+        rng = np.random.default_rng(0)
+        new = slice_sampler.update(state, kernel, LocalExecutor(), X, z, n_total / 2, 0, rng)
+        return new.sticks.shape[0], slice_sampler.summary(state, z, n_total).occupied.size
+
+    assert kept_after(100) == (2, 2)               # 0.009 < 1 / 100: components 2, 3 go
+    assert kept_after(1_000) == (3, 3)
+    assert kept_after(10_000) == (4, 4)            # 0.0009 >= 1 / 10,000: all stay
+    # rows whose allocations the chain keeps decide alone
+    rng = np.random.default_rng(0)
+    new = slice_sampler.update(state, kernel, LocalExecutor(), X, z, 5_000.0, 0, rng,
+                               kept=np.zeros(10_000, dtype=np.int64))
+    assert new.sticks.shape[0] == 1 and slice_sampler.summary(state, z).occupied.size == 1
 
 
 def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):

@@ -24,8 +24,12 @@ MONITOR_ROWS = 1000
 #: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``
 #: (no more proposals than pilot rows: on a handful of rows 50 would cost a second for nothing).
 PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
-#: Rows and stored counts of the pilot chain at most (``init_rows=None``).
+#: Rows and stored counts of the pilot chain at most (``init_rows=None``), for the exact sampler
+#: ("gibbs"), which finds more clusters itself.
 PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
+#: The same for SCIR and SGRLD, whose chains keep the pilot's clusters and add none: enough rows
+#: to hold clusters of 0.1% of the data ("The DP mixture at scale" in docs/benchmarks/dp.rst).
+MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 50_000, 5_000_000
 #: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
 #: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a proposal costs the
 #: rows of its blocks, about 2 / J of a row's allocation: about half a sweep's work).
@@ -56,6 +60,14 @@ def auto_sampler(n_rows, chain_sampler=None):
     None: a streamed corpus or ``partial_fit``)."""
     return chain_sampler or (
         "gibbs" if n_rows is not None and n_rows <= AUTO_GIBBS_ROWS else "scir")
+
+
+def pilot_bounds(sampler):
+    """(rows, stored counts) of the pilot chain at most when ``init_rows=None``, for the chain
+    of ``sampler``."""
+    if sampler == "gibbs":
+        return PILOT_ROWS, PILOT_ENTRIES
+    return MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES
 
 
 def resolve_split_merge(value):

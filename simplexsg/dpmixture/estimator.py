@@ -46,7 +46,9 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         uniformly. Either way the chain targets the same posterior.
     init_rows : int or None, default None
         Rows of the pilot chain; None: random rows up to ``PILOT_ROWS`` (5000) rows and
-        ``PILOT_ENTRIES`` (100,000) stored counts, so that the pilot's cost is bounded
+        ``PILOT_ENTRIES`` (100,000) stored counts for "gibbs", ``MINIBATCH_PILOT_ROWS``
+        (50,000) and ``MINIBATCH_PILOT_ENTRIES`` (5,000,000) for "scir" and "sgrld", whose
+        chains keep the pilot's clusters and add none, so that the pilot's cost is bounded
         whatever the row length.
     client : dask.distributed.Client or None, default None
         Allocate each minibatch's rows (``sampler="scir"``/``"sgrld"``) on the workers of a Dask

@@ -20,8 +20,7 @@ import scipy.sparse as sp
 from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
-from .defaults import (PILOT_ENTRIES, PILOT_ITER, PILOT_ROWS, PILOT_SPLIT_MERGE,
-                       SHUFFLE_BATCHES, Stream)
+from .defaults import PILOT_ITER, PILOT_SPLIT_MERGE, SHUFFLE_BATCHES, Stream, pilot_bounds
 from .local import LocalExecutor, component_counts
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
                             new_state, summary)
@@ -45,9 +44,10 @@ def matrix_start(X, state, params, seed, executor):
         return state, _rng(seed, 1).integers(params.initial_components, size=X.shape[0])
     rng = _rng(seed, 2)
     order = rng.permutation(X.shape[0])
-    if params.init_rows is None:          # up to PILOT_ROWS rows and PILOT_ENTRIES entries
+    if params.init_rows is None:          # up to the sampler's bounds on rows and entries
+        max_rows, max_entries = pilot_bounds(params.sampler)
         entries = np.cumsum(np.diff(X.indptr)[order])
-        n = min(PILOT_ROWS, max(1, int(np.searchsorted(entries, PILOT_ENTRIES, "right"))))
+        n = min(max_rows, max(1, int(np.searchsorted(entries, max_entries, "right"))))
     else:
         n = params.init_rows
     rows = np.sort(order[:n])
@@ -61,14 +61,15 @@ def stream_start(stream, state, params, seed):
     pilot (``init="pilot"``) on the first minibatches of a shuffled pass, up to the pilot's
     rows and counts. Returns the state, the rows read (CSR) and the corpus's number of rows."""
     rng = _rng(seed, 2)
-    batch = min(params.batch_size, PILOT_ROWS)
+    max_rows, max_entries = pilot_bounds(params.sampler)
+    batch = min(params.batch_size, max_rows)
     pilot, rows, entries = [], 0, 0
     for _, X_rows in stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng):
         X_rows = sp.csr_matrix(check_counts(X_rows))
         pilot.append(X_rows)
         rows, entries = rows + X_rows.shape[0], entries + X_rows.nnz
-        if rows >= (params.init_rows or PILOT_ROWS) or (
-                params.init_rows is None and entries >= PILOT_ENTRIES):
+        if rows >= (params.init_rows or max_rows) or (
+                params.init_rows is None and entries >= max_entries):
             break
     n_rows = stream.n_documents if stream.n_documents is not None else sum(
         1 for _ in stream.corpus)

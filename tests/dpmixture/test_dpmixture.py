@@ -18,7 +18,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import DPMixture
-from simplexsg.datasets import load_msweb, make_multinomial_mixture
+from simplexsg.datasets import (UCIBowCorpus, load_msweb, make_multinomial_mixture,
+                                save_uci_bow)
 from simplexsg.dpmixture import defaults, slice_sampler
 from simplexsg.dpmixture.local import LocalExecutor
 from simplexsg.simplex import SCIR
@@ -246,6 +247,41 @@ def test_a_minibatch_of_new_rows_keeps_the_components_that_hold_a_row():
     new = slice_sampler.update(state, kernel, LocalExecutor(), X, z, 5_000.0, 0, rng,
                                kept=np.zeros(10_000, dtype=np.int64))
     assert new.sticks.shape[0] == 1 and slice_sampler.summary(state, z).occupied.size == 1
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path, monkeypatch):
+    """``init_rows=None``: the exact sampler's pilot holds PILOT_ROWS rows at most, a minibatch
+    sampler's MINIBATCH_PILOT_ROWS (its chain adds no cluster to the pilot's), each also
+    bounded by its stored counts; ``init_rows`` overrides both (a stream reads whole
+    minibatches of 1,000 rows)."""
+    from simplexsg.dpmixture import init
+    X = make_multinomial_mixture(12_000, 40, 4, row_length=4, random_state=0)[0]
+    data = X
+    if streamed:
+        save_uci_bow(X, tmp_path / "rows.txt")
+        data = UCIBowCorpus(tmp_path / "rows.txt")
+    seen, start = [], init.start_from_pilot
+
+    def recorded(X_pilot, *args):
+        seen.append((X_pilot.shape[0], X_pilot.nnz))
+        return start(X_pilot, *args)
+
+    monkeypatch.setattr(init, "start_from_pilot", recorded)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ROWS", 9000)
+    monkeypatch.setattr(defaults, "PILOT_ROWS", 2000)
+
+    def pilot(sampler, **params):
+        DPMixture(sampler, max_iter=1, random_state=0, **params).fit(data)
+        return seen[-1]
+
+    assert pilot("scir")[0] == 9000
+    assert pilot("scir", init_rows=700)[0] == (1000 if streamed else 700)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ENTRIES", 10_000)
+    rows, entries = pilot("scir")
+    assert rows < 9000 and 10_000 - 4 < entries < 10_000 + (4_000 if streamed else 4)
+    if not streamed:
+        assert pilot("gibbs")[0] == 2000
 
 
 def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):

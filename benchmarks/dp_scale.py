@@ -34,11 +34,8 @@ cluster), and the one-cluster model's score (the rows' pooled profile); ``gap cl
 writes the results and a figure per data set beside them (``<stem>_<source>_<N>.png``);
 ``--summary-only FILE ...`` reprints saved results.
 """
-import argparse
 import json
 import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -47,7 +44,7 @@ import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 from harness import cli
-from harness.corpora import Absent
+from harness.children import add_child_options, prepared, reprint, run_child
 from harness.mixture_semisynthetic import (REFERENCE_BASE, REFERENCE_ITERATIONS, heldout_rows,
                                            reference_mixture, recovery, row_chunks,
                                            truth_scores)
@@ -145,17 +142,6 @@ def child(args):
                           / 1024)))
 
 
-def run_child(args, folder, sampler):
-    command = [sys.executable, __file__, "--child", sampler, "--child-folder", str(folder),
-               "--budget", str(args.budget), "--threads", str(args.threads),
-               "--evaluate-every", str(args.evaluate_every), "--seed", str(args.seed),
-               "--recovery-fraction", str(args.recovery_fraction), "--params", args.params]
-    out = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parent)
-    if out.returncode:
-        raise RuntimeError(f"{sampler} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 # ---------------------------------------------------------------------------- summaries
 def gap_closed(score, refs):
     return (score - refs["one_cluster_score"]) / (refs["truth_score"] - refs["one_cluster_score"])
@@ -170,7 +156,8 @@ def summarise(entry):
     for sampler, result in entry["samplers"].items():
         end = result["curve"][-1]
         lines.append(f"    {sampler:<8} {end['seconds']:7.1f} s  {result['iterations']:7d} it"
-                     f"  score {end['score']:8.3f}  gap closed {gap_closed(end['score'], refs):5.3f}"
+                     f"  score {end['score']:8.3f}"
+                     f"  gap closed {gap_closed(end['score'], refs):5.3f}"
                      f"  ARI {end['ari']:.3f}  recovered {end['recovered']:3d}/"
                      f"{refs['true_clusters']}  clusters {end['clusters']:4d}"
                      f"  {result['peak_rss_mb']:6.0f} MB")
@@ -228,35 +215,28 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", default="/tmp/dp_scale")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--child-folder", help=argparse.SUPPRESS)
+    add_child_options(parser)
     args = parser.parse_args()
     if args.child:
         return child(args)
     if args.summary_only:
-        for path, saved in zip(args.summary_only, cli.read_results(args.summary_only)):
-            for entry in saved["runs"].values():
-                summarise(entry)
-            plot(saved, Path(path).with_suffix(".png"))
-        return None
+        return reprint(args.summary_only, summarise, plot)
     results = dict(settings={k: v for k, v in vars(args).items() if k != "out"}, runs={})
-    for source in args.sources:
-        for N in args.sizes:
-            key = f"{source}_{N}"
-            try:
-                folder, info = prepare(args, source, N)
-            except Absent as exc:
-                print(f"{key}: skipped ({exc})", flush=True)
+    for source, N, folder, info in prepared(args.sources, args.sizes,
+                                            lambda source, N: prepare(args, source, N),
+                                            lambda source, N: f"{source}_{N}"):
+        entry = results["runs"][f"{source}_{N}"] = dict(
+            source=source, rows=N, tokens=info["tokens"],
+            references=references(folder, args.recovery_fraction), samplers={})
+        for sampler in args.samplers:
+            if sampler == "gibbs" and N > args.gibbs_max_rows:
                 continue
-            entry = results["runs"][key] = dict(
-                source=source, rows=N, tokens=info["tokens"],
-                references=references(folder, args.recovery_fraction), samplers={})
-            for sampler in args.samplers:
-                if sampler == "gibbs" and N > args.gibbs_max_rows:
-                    continue
-                entry["samplers"][sampler] = run_child(args, folder, sampler)
-                cli.write_results(results, args.out)
-            summarise(entry)
+            entry["samplers"][sampler] = run_child(
+                __file__, sampler, folder, budget=args.budget, threads=args.threads,
+                evaluate_every=args.evaluate_every, seed=args.seed,
+                recovery_fraction=args.recovery_fraction, params=args.params)
+            cli.write_results(results, args.out)
+        summarise(entry)
     cli.write_results(results, args.out, plot=plot)
     return None
 

@@ -39,16 +39,13 @@ per method) beside them; ``--summary-only FILE ...`` prints saved results and re
 import argparse
 import json
 import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from harness import cli, peers
-from harness.corpora import Absent
+from harness import children, cli, peers
 from harness.evaluation import completion_perplexity
 from harness.semisynthetic_plot import plot_curves
 from harness.semisynthetic import (ALPHA, REFERENCE_ITERATIONS, corpus_chunks,
@@ -140,14 +137,7 @@ def child(args):
 
 
 def run_child(args, folder, method, **extra):
-    command = [sys.executable, __file__, "--child", method, "--child-folder", str(folder),
-               "--K", str(args.K), "--beta", str(args.beta)]
-    for key, value in extra.items():
-        command += [f"--{key.replace('_', '-')}", str(value)]
-    out = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parent)
-    if out.returncode:
-        raise RuntimeError(f"{method} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return children.run_child(__file__, method, folder, K=args.K, beta=args.beta, **extra)
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -210,8 +200,7 @@ def main():
     parser.add_argument("--methods", nargs="+",
                         default=["tomotopy_2", "tomotopy_1", "scir", "gensim", "sklearn"])
     parser.add_argument("--workdir", default="/tmp/lda_semisynthetic")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--child-folder", help=argparse.SUPPRESS)
+    children.add_child_options(parser)
     parser.add_argument("--run", default="{}", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--max-passes", type=int, default=50, help=argparse.SUPPRESS)
@@ -220,45 +209,39 @@ def main():
     if args.child:
         return child(args)
     if args.summary_only:
-        for path, saved in zip(args.summary_only, cli.read_results(args.summary_only)):
-            for entry in saved["runs"].values():
-                summarise(entry)
-            plot_curves(saved, Path(path).with_suffix(".png"))
-        return None
+        return children.reprint(args.summary_only, summarise, plot_curves)
     results = dict(settings={k: v for k, v in vars(args).items() if k != "out"}, alpha=ALPHA,
                    runs={})
-    for source in args.sources:
-        for D in args.sizes:
-            key = f"{source}_K{args.K}_beta{args.beta:g}_D{D}"
-            try:
-                folder, info = prepare(args, source, D)
-            except Absent as exc:
-                print(f"{key}: skipped ({exc})", flush=True)
-                continue
-            print(f"{key}: {info['tokens']} tokens, {info['documents']} documents", flush=True)
-            entry = results["runs"][key] = dict(
-                source=source, documents=D, tokens=info["tokens"],
-                references=references(folder, np.load(folder / "truth.npy")), methods={})
-            methods, common = entry["methods"], dict(threads=args.threads)
-            methods["tomotopy_2"] = run_child(args, folder, "tomotopy_2", threads=2)
-            budget = methods["tomotopy_2"]["curve"][-1]["seconds"]
-            if "tomotopy_1" in args.methods:
-                methods["tomotopy_1"] = run_child(args, folder, "tomotopy_1", threads=1)
-            if "scir" in args.methods:
-                overrides = json.loads(args.scir_params)
-                runs = ([dict(max_iter=p, **overrides) for p in args.scir_passes]
-                        + [dict(max_time=round(f * budget, 2), **overrides)
-                           for f in args.time_fractions])
-                points = [run_child(args, folder, "scir", run=json.dumps(run), seed=seed,
-                                    **common) for seed in range(args.seeds) for run in runs]
-                methods["scir"] = dict(
-                    curve=sorted((p["curve"][0] for p in points), key=lambda p: p["seconds"]),
-                    peak_rss_mb=max(p["peak_rss_mb"] for p in points),
-                    batch_size=points[0]["batch_size"])
-            for peer in ("gensim", "sklearn"):
-                if peer in args.methods:
-                    methods[peer] = run_child(args, folder, peer, time_limit=budget, **common)
-            summarise(entry)
+    def name(source, D):
+        return f"{source}_K{args.K}_beta{args.beta:g}_D{D}"
+
+    for source, D, folder, info in children.prepared(
+            args.sources, args.sizes, lambda source, D: prepare(args, source, D), name):
+        key = name(source, D)
+        print(f"{key}: {info['tokens']} tokens, {info['documents']} documents", flush=True)
+        entry = results["runs"][key] = dict(
+            source=source, documents=D, tokens=info["tokens"],
+            references=references(folder, np.load(folder / "truth.npy")), methods={})
+        methods, common = entry["methods"], dict(threads=args.threads)
+        methods["tomotopy_2"] = run_child(args, folder, "tomotopy_2", threads=2)
+        budget = methods["tomotopy_2"]["curve"][-1]["seconds"]
+        if "tomotopy_1" in args.methods:
+            methods["tomotopy_1"] = run_child(args, folder, "tomotopy_1", threads=1)
+        if "scir" in args.methods:
+            overrides = json.loads(args.scir_params)
+            runs = ([dict(max_iter=p, **overrides) for p in args.scir_passes]
+                    + [dict(max_time=round(f * budget, 2), **overrides)
+                       for f in args.time_fractions])
+            points = [run_child(args, folder, "scir", run=json.dumps(run), seed=seed,
+                                **common) for seed in range(args.seeds) for run in runs]
+            methods["scir"] = dict(
+                curve=sorted((p["curve"][0] for p in points), key=lambda p: p["seconds"]),
+                peak_rss_mb=max(p["peak_rss_mb"] for p in points),
+                batch_size=points[0]["batch_size"])
+        for peer in ("gensim", "sklearn"):
+            if peer in args.methods:
+                methods[peer] = run_child(args, folder, peer, time_limit=budget, **common)
+        summarise(entry)
     cli.write_results(results, args.out, plot=plot_curves)
 
 

@@ -12,7 +12,8 @@ What each sampler runs (``DPMixture`` defaults; no option is set per sampler):
   paper's start, not the package's default pilot), exact Gibbs without split-merge moves (the
   paper's sampler; ``benchmarks/dp_study.py`` measures the defaults); SCIR and SGRLD see minibatches of 1000 users (the paper's);
   Gibbs sweeps all training users every iteration;
-* SCIR: step 0.1 for the components and 0.1 for the sticks, the paper's tuned values; the
+* SCIR: step 0.1 for the components and 0.1 for the sticks, the paper's tuned values
+  (``PAPER_STEPS``; the estimator's default is 0.02); the
   paper's SCIR run used this same model (base 0.5, 20 initial components, alpha from 1);
 * SGRLD: step 1e-3 for the components and 5e-3 for the sticks, the paper's tuned values, but
   NOT the paper's SGRLD model: its SGRLD run used base concentration 0.001 and 30 initial
@@ -47,6 +48,8 @@ from simplexsg.dpmixture import log_multinomial_coefficient
 from harness import cli, corpora
 
 SAMPLERS = ("scir", "sgrld", "gibbs")
+#: The paper's tuned SCIR steps for msweb (SGRLD's are the estimator's defaults).
+PAPER_STEPS = {"scir": dict(step_size=0.1, stick_step_size=0.1)}
 
 
 def one_multinomial(X_train, X_test, base=0.5):
@@ -75,7 +78,8 @@ def main():
         runs = []
         for seed in range(args.seeds):
             model = DPMixture(sampler, max_iter=args.iterations, evaluate_every=args.every,
-                              init="random", split_merge=0, random_state=seed)
+                              init="random", split_merge=0, random_state=seed,
+                              **PAPER_STEPS.get(sampler, {}))
             start, start_cpu = time.perf_counter(), time.process_time()
             model.fit(train.X, X_heldout=test.X)
             wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu

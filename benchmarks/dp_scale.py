@@ -67,9 +67,9 @@ def prepare(args, source, N):
     base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)
-    np.savez(base / "truth.npz", profiles=profiles, weights=weights)
     cdfs = topic_cdfs(profiles)
     if not (base / "test.npz").is_file():
+        np.savez(base / "truth.npz", profiles=profiles, weights=weights)
         X_test, labels_test = heldout_rows(cdfs, weights, lengths, args.test, seed=1)
         sp.save_npz(base / "test.npz", X_test)
         np.save(base / "test_labels.npy", labels_test)

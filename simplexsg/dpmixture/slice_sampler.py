@@ -268,11 +268,11 @@ def summary(state, z, n_total=None):
     ``n_total`` (z a minibatch of rows new to the chain, of a data set of that many rows) those
     expected to hold a row of the data (``holding_a_row``)."""
     J = state.sticks.shape[0]
+    log_w, _ = log_weights(state.sticks)
     used = np.bincount(z, minlength=J) > 0
     if n_total is not None:
-        used[holding_a_row(state.sticks, n_total)] = True
+        used |= log_w >= -np.log(n_total)            # holding_a_row
     occupied = np.flatnonzero(used)
-    log_w, _ = log_weights(state.sticks)
     relabel = np.full(J, -1)
     relabel[occupied] = np.arange(occupied.size)
     return Summary(occupied, np.exp(log_w[occupied] - logsumexp(log_w[occupied])),

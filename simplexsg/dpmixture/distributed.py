@@ -3,7 +3,9 @@ columns, slices and labels.
 
 ``DPMixture(client=..., sampler="scir" or "sgrld").fit(X)`` cuts X into row shards held by the
 workers (``simplexsg._dask.ShardedCorpus``, as LDA's: each shard a task, recomputed when its
-worker is lost). ``DaskExecutor`` is the training loop's executor seam, with the methods of
+worker is lost); ``fit(CorpusShards(paths))`` has the workers read the files, one shard each,
+and never holds the rows in this process: the driver reads back only the pilot's rows and the
+convergence check's sample (``ShardedCorpus.rows``) and each row's entry count. ``DaskExecutor`` is the training loop's executor seam, with the methods of
 ``simplexsg.dpmixture.local.LocalExecutor``. The driver keeps the whole chain state and every
 random draw: it extends the sticks, draws each row's slice ``u_i ~ U(0, w_{z_i})`` from its
 previous label and each row's uniform from the iteration's generator, exactly as in process.
@@ -31,10 +33,10 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._dask import ShardedCorpus, add_coo, map_shares, nbytes, tree_sum
+from .._dask import CorpusShards, ShardedCorpus, add_coo, map_shares, nbytes, tree_sum
 from .local import allocate_rows, component_counts
 
-__all__ = ["DaskExecutor", "ShardedCorpus"]
+__all__ = ["CorpusShards", "DaskExecutor", "ShardedCorpus"]
 
 #: A share's (or a sum of shares') result: labels (n,) in minibatch order, and the rows' counts
 #: summed by component, sparse COO (J, d) with global feature ids.
@@ -83,6 +85,14 @@ class DaskExecutor:
     def take(self, X, rows):
         """The sorted global ``rows`` (None: all of them), named, not moved."""
         return np.arange(self.corpus.shape[0]) if rows is None else self.corpus[rows]
+
+    def read(self, X, rows):
+        """The sorted global ``rows``, CSR, read back from the workers (a pilot, a sample)."""
+        return sp.csr_matrix(self.corpus.rows(rows))
+
+    def row_entries(self, X):
+        """Stored entries of each row (n_rows,), from the workers."""
+        return self.corpus.row_entries()
 
     def allocate(self, rows, log_phi, log_w, log_slice, uniforms, weighted, n_jobs):
         """``allocate_rows`` of the sorted global ``rows`` (n,) on their workers; ``log_slice``

@@ -53,12 +53,14 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     client : dask.distributed.Client or None, default None
         Allocate each minibatch's rows (``sampler="scir"``/``"sgrld"``) on the workers of a Dask
         cluster (``pip install simplexsg[dask]``; ``simplexsg.dpmixture.distributed``): ``fit``
-        cuts X into row shards held by the workers, and each iteration sends a worker the
+        cuts X into row shards held by the workers, or has them read ``CorpusShards`` (files,
+        one shard each, never held in this process), and each iteration sends a worker the
         ``log phi`` columns of its share's features, its rows' slices and uniforms, and gets
         back their labels and summed component-feature counts. The fit equals the one without
         a client bit for bit, for any number of workers and if a worker is lost. Refused:
-        ``sampler="gibbs"`` (and "auto" when it resolves to it) and a streamed corpus. The
-        other methods run in this process. A pickled model keeps no client.
+        ``sampler="gibbs"`` (and "auto" when it resolves to it) and a streamed corpus (use
+        ``CorpusShards``). The other methods run in this process. A pickled model keeps no
+        client.
     shuffle_buffer : int or None, default None
         A streamed corpus only: documents held in the seeded shuffle buffer from which each
         minibatch is drawn uniformly (``simplexsg.corpus.BowStream.minibatches``); None:
@@ -228,8 +230,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : scipy.sparse or array-like (n_rows, n_features), or a streamed corpus
-            Non-negative integer counts, one row per observation.
+        X : scipy.sparse or array-like (n_rows, n_features), a streamed corpus, or (with a
+            ``client``) ``simplexsg.dpmixture.distributed.CorpusShards``
+            Non-negative integer counts, one row per observation; ``CorpusShards``: files the
+            workers read, fitted as the matrix of their rows stacked in order.
         y : ignored
         X_heldout : counts (n_heldout, n_features), optional
             Rows scored in ``history_`` and by the ``tol`` check.

@@ -38,20 +38,21 @@ def initial_state(params, n_features, seed):
 
 
 def matrix_start(X, state, params, seed, executor):
-    """The start of a new chain on the rows of X (CSR, in this process; ``executor``: where
-    they are allocated): its state and the allocations of every row."""
+    """The start of a new chain on the rows of X (CSR in this process, or a ``ShardedCorpus``
+    on Dask workers; ``executor``: where they are, which reads the pilot's rows): its state
+    and the allocations of every row."""
     if params.init == "random":
         return state, _rng(seed, 1).integers(params.initial_components, size=X.shape[0])
     rng = _rng(seed, 2)
     order = rng.permutation(X.shape[0])
     if params.init_rows is None:          # up to the sampler's bounds on rows and entries
         max_rows, max_entries = pilot_bounds(params.sampler)
-        entries = np.cumsum(np.diff(X.indptr)[order])
+        entries = np.cumsum(executor.row_entries(X)[order])
         n = min(max_rows, max(1, int(np.searchsorted(entries, max_entries, "right"))))
     else:
         n = params.init_rows
     rows = np.sort(order[:n])
-    state = start_from_pilot(X[rows], rows.size < X.shape[0], params, seed, rng)
+    state = start_from_pilot(executor.read(X, rows), rows.size < X.shape[0], params, seed, rng)
     return allocate(state, Kernel.of(params, params.sampler), executor,
                     executor.take(X, None), None, rng)
 

@@ -50,6 +50,17 @@ class LocalExecutor:
         return X if rows is None else X[rows]
 
     @staticmethod
+    def read(X, rows):
+        """The rows ``rows`` (sorted) of X, CSR in this process: those the driver needs whole
+        (the pilot's, the convergence check's)."""
+        return X[rows]
+
+    @staticmethod
+    def row_entries(X):
+        """Stored entries of each row of X (n_rows,)."""
+        return np.diff(X.indptr)
+
+    @staticmethod
     def allocate(X_rows, log_phi, log_w, log_slice, uniforms, weighted, n_jobs):
         """``allocate_rows`` of ``X_rows``."""
         return allocate_rows(X_rows, log_phi, log_w, log_slice, uniforms, weighted, n_jobs)

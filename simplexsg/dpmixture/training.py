@@ -21,6 +21,7 @@ from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
 
 from .._fitting import (Laps, array_digest, check_unchanged, fit_plan, progress_bar,
                         restore_on_error, result_params, transaction, write_checkpoint)
@@ -268,8 +269,8 @@ def undone_if_untrained(model, saved):
 
 
 def fit_matrix(model, X, X_heldout):
-    """``fit`` on a count matrix: a new chain, or (``warm_start``) a resumed or continued
-    one, run to its end."""
+    """``fit`` on a count matrix (or, with a client, ``CorpusShards``: files the workers read):
+    a new chain, or (``warm_start``) a resumed or continued one, run to its end."""
     saved = dict(model.__dict__)
     X, heldout, params, executor = _start_matrix(model, X, X_heldout)
     with undone_if_untrained(model, saved):
@@ -283,12 +284,38 @@ def fit_matrix(model, X, X_heldout):
                     model._end_iter)
 
 
-def _monitor_rows(X, seed):
+def _monitor_rows(X, seed, executor):
     """The training rows the convergence check scores without ``X_heldout``: a seeded sample
-    of MONITOR_ROWS (all when fewer)."""
+    of MONITOR_ROWS (all when fewer), read by ``executor``."""
     rng = np.random.default_rng(substream(seed, Stream.MONITOR, 0))
     n = X.shape[0]
-    return X[np.sort(rng.choice(n, MONITOR_ROWS, replace=False))] if n > MONITOR_ROWS else X
+    rows = np.sort(rng.choice(n, MONITOR_ROWS, replace=False)) if n > MONITOR_ROWS \
+        else np.arange(n)
+    return executor.read(X, rows)
+
+
+def _read_matrix(model, X, reset):
+    """X checked for ``model`` (``_read``), or, for ``CorpusShards``, the ``ShardedCorpus`` its
+    files make on the client's workers, checked in the same way: a vocabulary size, counts
+    when ``reset``, the fitted size otherwise."""
+    if not isinstance(X, distributed.CorpusShards):
+        return model._read(X, reset)
+    if model.client is None:
+        raise TypeError("CorpusShards are read by the workers of a Dask client: give "
+                        "DPMixture a client, or stream the files (simplexsg.readers."
+                        "UCIBowCorpus) without one")
+    if not reset:
+        check_is_fitted(model, "theta_")
+    corpus = X.read(model.client)
+    if reset:
+        if corpus.total == 0:
+            raise ValueError("X has no counts: every row is empty")
+        model.__dict__.pop("feature_names_in_", None)
+        model.n_features_in_ = corpus.shape[1]
+    elif corpus.shape[1] != model.n_features_in_:
+        raise ValueError(f"X has {corpus.shape[1]} features, but DPMixture is expecting "
+                         f"{model.n_features_in_} features as input")
+    return corpus
 
 
 @restore_on_error
@@ -298,13 +325,14 @@ def _start_matrix(model, X, X_heldout):
     params = model._check_params()
     plan = fit_plan(model, params.warm_start, "_z")
     resume, extend = plan == "resume", plan == "continue"
-    X = model._read(X, reset=not (resume or extend))
+    X = _read_matrix(model, X, reset=not (resume or extend))
     params = model._check_params(X.shape[0], continuing=resume or extend)
     executor = LocalExecutor() if model.client is None else _dask_executor(model, X, params)
     heldout = None if X_heldout is None else check_counts(X_heldout)
     if heldout is not None and heldout.shape[1] != X.shape[1]:
         raise ValueError(f"X_heldout has {heldout.shape[1]} features, X has {X.shape[1]}")
-    fingerprint = {"X": array_digest(X.indptr, X.indices, X.data),
+    sharded = isinstance(X, distributed.ShardedCorpus)
+    fingerprint = {"X": X.fingerprint if sharded else array_digest(X.indptr, X.indices, X.data),
                    "X_heldout": None if heldout is None else array_digest(
                        heldout.indptr, heldout.indices, heldout.data),
                    **result_params(model)}
@@ -326,15 +354,15 @@ def _start_matrix(model, X, X_heldout):
         model.total_samples_ = X.shape[0]
         model._end_iter = model.n_iter_ + params.max_iter
         model._monitor = new_monitor(params, heldout,
-                                     lambda: _monitor_rows(X, model.random_state_))
+                                     lambda: _monitor_rows(X, model.random_state_, executor))
     model.stop_reason_ = None
     model._fingerprint, model.interrupted_ = fingerprint, True
     return X, heldout, params, executor
 
 
 def _dask_executor(model, X, params):
-    """The ``DaskExecutor`` of the model's client, X cut into shards on its workers;
-    ValueError for the exact sampler."""
+    """The ``DaskExecutor`` of the model's client on X (a ``ShardedCorpus``, or a matrix cut
+    into shards on its workers); ValueError for the exact sampler."""
     if params.sampler == "gibbs":
         chose = (f" (sampler='auto' chose it for {X.shape[0]} rows, at most "
                  f"AUTO_GIBBS_ROWS = {defaults.AUTO_GIBBS_ROWS})" if model.sampler == "auto"
@@ -344,8 +372,9 @@ def _dask_executor(model, X, params):
             "moves change whole clusters at once, reading every row of the clusters they "
             "touch, rows that would be scattered across the workers; with a client use "
             "sampler='scir' (or 'sgrld'), whose rows are allocated one at a time")
-    return distributed.DaskExecutor(model.client,
-                                    distributed.ShardedCorpus.scatter(model.client, X))
+    if not isinstance(X, distributed.ShardedCorpus):
+        X = distributed.ShardedCorpus.scatter(model.client, X)
+    return distributed.DaskExecutor(model.client, X)
 
 
 def fit_stream(model, corpus, X_heldout):
@@ -354,8 +383,8 @@ def fit_stream(model, corpus, X_heldout):
     of a pass."""
     if model.client is not None:
         raise TypeError("with a client, fit takes a count matrix (cut into shards held by "
-                        "the workers): a streamed corpus's rows are read by this process; "
-                        "fit it without a client")
+                        "the workers) or CorpusShards (files the workers read): a streamed "
+                        "corpus's rows are read by this process; fit it without a client")
     params = model._check_params()
     if params.sampler == "gibbs":
         raise ValueError("sampler='gibbs' sweeps every row each iteration: a streamed corpus "

@@ -28,35 +28,21 @@ Inference (``LDA.transform``, ``LDA.score``) folds documents in the same way: an
 matrix in one chunk per worker thread, ``CorpusShards`` on the workers that read them, each
 sent with its words' topic columns.
 
-The shards, their placement, the tree sum and the byte accounting are ``simplexsg._dask``'s,
-shared with the DP mixture (``simplexsg.dpmixture.distributed``). Dask is imported by the
+The shards (``CorpusShards`` included), their placement, the tree sum and the byte accounting
+are ``simplexsg._dask``'s, shared with the DP mixture (``simplexsg.dpmixture.distributed``). Dask is imported by the
 client's methods only: the package imports without it.
 """
 import numpy as np
 import scipy.sparse as sp
 
 from .. import metrics
-from .._dask import (ShardedCorpus, add_coo, map_shares, nbytes, submit_shard, tree_sum,
-                     worker_slots)
+from .._dask import (CorpusShards, ShardedCorpus, add_coo, map_shares, nbytes, submit_shard,
+                     tree_sum, worker_slots)
 from .._random import content_ids, document_streams
-from ..corpus import check_counts
 from .gibbs import csr_to_tokens, sweep_tokens
-from ..readers import UCIBowCorpus, _read_vocabulary
 from .global_step import LocalCounts
 
-#: Documents per block when a worker reads a file.
-READ_BLOCK = 10_000
-
-
 # ------------------------------------------------------------------ on the workers
-def _read_shard(path, reader, vocab_path):
-    """The documents of one file, CSR int64 (n, W), checked as ``fit`` checks a matrix."""
-    corpus = reader(path, vocab_path)
-    blocks = list(corpus.iter_csr(READ_BLOCK))
-    X = sp.vstack(blocks, format="csr") if blocks else sp.csr_array((0, corpus.n_features))
-    return check_counts(X)
-
-
 def _local_tokens(X):
     """X's ``Tokens`` with word ids local to its vocabulary, and that vocabulary (global ids):
     the kernel then reads the (K, |vocabulary|) topic columns of those words."""
@@ -141,31 +127,6 @@ def _completion_score(shard, columns, alpha, seed, n_sweeps, burn_in, n_jobs):
 
 
 # ------------------------------------------------------------------ on the driver
-class CorpusShards:
-    """A corpus in files that the workers of ``LDA(client=...)`` read themselves, one shard
-    per file, in the order given: the fit equals the in-process fit of the files' documents
-    stacked in that order. Every worker must see the paths (a shared file system).
-
-    ``reader``: ``simplexsg.readers.UCIBowCorpus`` (default) or ``LDACCorpus``, built on the
-    worker as ``reader(path, vocab_path)``; every file must have the same vocabulary size
-    (LDA-C files: give ``vocab_path``). The driver opens only ``vocab_path`` (to name the
-    words).
-    """
-
-    def __init__(self, paths, reader=UCIBowCorpus, vocab_path=None):
-        self.paths, self.reader, self.vocab_path = [str(p) for p in paths], reader, vocab_path
-        if not self.paths:
-            raise ValueError("CorpusShards needs at least one file")
-
-    def read(self, client):
-        """The ``ShardedCorpus`` of the files, read by the workers."""
-        slots = worker_slots(client)
-        shards = [submit_shard(client, _read_shard, path, self.reader, self.vocab_path,
-                                slot=slots[i % len(slots)]) for i, path in enumerate(self.paths)]
-        id2word = None if self.vocab_path is None else _read_vocabulary(self.vocab_path)
-        return ShardedCorpus(client, shards, id2word)
-
-
 class DaskExecutor:
     """The local step on the workers holding ``corpus`` (a ``ShardedCorpus``), with the
     interface of ``simplexsg.lda.local.ThreadExecutor``; ``n_jobs`` threads per task.

@@ -11,7 +11,7 @@ distributed = pytest.importorskip("distributed")
 
 from simplexsg import DPMixture  # noqa: E402
 from simplexsg import _dask as dask_shards  # noqa: E402
-from simplexsg.datasets import make_multinomial_mixture  # noqa: E402
+from simplexsg.datasets import make_multinomial_mixture, save_uci_bow  # noqa: E402
 from simplexsg.dpmixture import distributed as dask_dp  # noqa: E402
 
 from helpers.dask_faults import fail_at, kill_a_worker_at  # noqa: E402
@@ -108,6 +108,32 @@ def test_a_fit_stopped_by_a_failing_iteration_resumes_to_the_same_model(client, 
     assert model.interrupted_ and model.n_iter_ == 3
     monkeypatch.undo()
     assert_same_fit(expected, model.set_params(warm_start=True).fit(X))
+
+
+def test_files_read_by_the_workers_equal_the_stacked_matrix(client, X, tmp_path):
+    # the pilot's rows (a subset), every row's entry count and the convergence check's sample
+    # come back from the workers; the rows never pass through this process otherwise
+    parts = [X[:100], X[100:130], X[130:]]
+    paths = [tmp_path / f"rows.{i}.txt" for i in range(3)]
+    for part, path in zip(parts, paths):
+        save_uci_bow(part, path)
+    params = dict(sampler="scir", batch_size=50, max_iter=6, init_rows=120, tol=1e-9,
+                  n_iter_no_change=10, random_state=7)
+    shards = dask_dp.CorpusShards(paths)
+    local = DPMixture(**params).fit(sp.vstack(parts))
+    remote = DPMixture(client=client, **params).fit(shards)
+    assert_same_fit(local, remote)
+    assert len(local._monitor.history) == 1             # one pass checked, on the same rows
+    assert [e["minus_score"] for e in remote._monitor.history] == \
+        [e["minus_score"] for e in local._monitor.history]
+    assert remote.n_features_in_ == D and not hasattr(remote, "feature_names_in_")
+    more = dict(warm_start=True, max_iter=3)          # the chain continued on the same files
+    assert_same_fit(local.set_params(**more).fit(sp.vstack(parts)),
+                    remote.set_params(**more).fit(shards))
+    with pytest.raises(ValueError, match="continues the chain"):
+        remote.fit(dask_dp.CorpusShards(paths[:2]))
+    with pytest.raises(TypeError, match="workers of a Dask client"):
+        DPMixture(**params).fit(shards)
 
 
 def test_what_a_client_refuses_and_a_pickle_drops(client, X):

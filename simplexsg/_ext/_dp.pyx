@@ -12,7 +12,8 @@ given the weights when the slice is -inf and every component of noticeable weigh
 
 ``sequential_allocation`` is the proposal of the split-merge move
 (``simplexsg.dpmixture.split_merge``): a block's rows split in two, one row at a time, by the
-Dirichlet-multinomial predictive.
+Dirichlet-multinomial predictive; ``block_log_marginal`` and ``summed_log_marginal`` score a
+block, from its rows or from summed counts.
 """
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, exp, fabs, lgamma, log, log1p
@@ -200,4 +201,30 @@ def block_log_marginal(const int64_t[::1] indptr, const int64_t[::1] indices,
                     result = result + lgamma(base + counts[c]) - log_gamma_base
                     counts[c] = 0.0
     free(counts)
+    return result + lgamma(n_features * base) - lgamma(n_features * base + total)
+
+
+def summed_log_marginal(const int64_t[::1] index_a, const double[::1] count_a,
+                        const int64_t[::1] index_b, const double[::1] count_b,
+                        Py_ssize_t n_features, double base):
+    """``block_log_marginal`` of the union of two blocks given their summed counts, sparse
+    vectors with sorted category ids (``index_a``, ``count_a``; an empty pair: one block):
+    a merge's marginal in O(categories), without a pass over its rows."""
+    cdef Py_ssize_t a = 0, b = 0, n_a = index_a.shape[0], n_b = index_b.shape[0]
+    cdef double s, total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
+    with nogil:
+        while a < n_a or b < n_b:
+            if b == n_b or (a < n_a and index_a[a] < index_b[b]):
+                s = count_a[a]
+                a += 1
+            elif a == n_a or index_b[b] < index_a[a]:
+                s = count_b[b]
+                b += 1
+            else:
+                s = count_a[a] + count_b[b]
+                a += 1
+                b += 1
+            total = total + s
+            if s > 0.0:
+                result = result + lgamma(base + s) - log_gamma_base
     return result + lgamma(n_features * base) - lgamma(n_features * base + total)

@@ -35,7 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln
 
-from .._ext._dp import block_log_marginal, sequential_allocation
+from .._ext._dp import block_log_marginal, sequential_allocation, summed_log_marginal
+
+_NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
 
 
 def log_labelled_prior(occupancy, alpha):
@@ -89,26 +91,39 @@ class SplitMerge:
 
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
-    ``run(z, alpha, rng, n)`` makes n of them, computing each component's marginal once and
-    keeping each label's rows, so that a proposal costs the size of its blocks.
+    ``run(z, alpha, rng, n)`` makes n of them, keeping each label's rows and each component's
+    marginal and summed counts until a move changes it, so that a split costs the size of its
+    block and a merge the categories of its two components.
     """
 
     def __init__(self, X, base):
-        X = sp.csr_matrix(X)
-        self.indptr = X.indptr.astype(np.int64)
-        self.indices = X.indices.astype(np.int64)
-        self.data = X.data.astype(np.float64)
+        self.X = sp.csr_matrix(X)
+        self.indptr = self.X.indptr.astype(np.int64)
+        self.indices = self.X.indices.astype(np.int64)
+        self.data = self.X.data.astype(np.float64)
         self.n_features, self.base = X.shape[1], float(base)
 
-    def _block(self, rows, cache=None, label=None):
-        """log marginal of the block of ``rows``; ``cache[label]`` when it holds it."""
-        if cache is not None and label in cache:
-            return cache[label]
-        value = block_log_marginal(self.indptr, self.indices, self.data, self.n_features,
-                                   np.asarray(rows, dtype=np.int64), self.base)
-        if cache is not None:
-            cache[label] = value
-        return value
+    def _block(self, rows):
+        """log marginal of the block of ``rows`` (a pass over their counts)."""
+        return block_log_marginal(self.indptr, self.indices, self.data, self.n_features,
+                                  np.asarray(rows, dtype=np.int64), self.base)
+
+    def _component(self, label, rows, cache):
+        """(log marginal, category ids, summed counts) of the component ``label`` whose rows
+        are ``rows``, kept in ``cache`` until a move changes it: a merge then sums two
+        components' counts (``_merged``) instead of passing over their rows."""
+        if label not in cache:
+            summed = np.asarray(self.X[rows].sum(axis=0), dtype=np.float64).ravel()
+            categories = np.flatnonzero(summed)
+            counts = summed[categories]
+            cache[label] = (self._merged((categories, counts), (_NO_CATEGORIES, _NO_COUNTS)),
+                            categories, counts)
+        return cache[label]
+
+    def _merged(self, a, b):
+        """log marginal of the union of two blocks, given each one's (category ids, summed
+        counts)."""
+        return summed_log_marginal(*a, *b, self.n_features, self.base)
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
@@ -135,7 +150,7 @@ class SplitMerge:
         """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
         if z.size < 2:
             return None
-        return self._propose(z, alpha, rng, cache, _Blocks(z))[0]
+        return self._propose(z, alpha, rng, {} if cache is None else cache, _Blocks(z))[0]
 
     def _propose(self, z, alpha, rng, cache, blocks):
         """One proposal on at least two rows; returns (its kind if accepted else None, the rows
@@ -158,7 +173,8 @@ class SplitMerge:
             after = np.zeros(max(occupancy.size, e + 1), dtype=np.int64)
             after[:occupancy.size] = occupancy
             after[c], after[e] = kept.size, moved.size
-            log_ratio = (self._block(kept) + self._block(moved) - self._block(members, cache, c)
+            log_ratio = (self._block(kept) + self._block(moved)
+                         - self._component(c, members, cache)[0]
                          + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
                          - log_q + np.log(choices.size))
             target, source, kind = e, c, "split"
@@ -170,8 +186,9 @@ class SplitMerge:
                 return None, 0
             block_c, block_e = blocks.rows[c], blocks.rows[e]
             members = np.concatenate([block_c, block_e])
-            log_ratio = (self._block(members) - self._block(block_c, cache, c)
-                         - self._block(block_e, cache, e)
+            marginal_c, *counts_c = self._component(c, block_c, cache)
+            marginal_e, *counts_e = self._component(e, block_e, cache)
+            log_ratio = (self._merged(counts_c, counts_e) - marginal_c - marginal_e
                          + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
                          - np.log(choices.size))
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
@@ -182,8 +199,7 @@ class SplitMerge:
             moved, target, source, kind = block_e, c, e, "merge"
         if log_u < log_ratio:
             blocks.move(z, np.sort(moved), target, source)
-            if cache is not None:
-                cache.pop(c, None)
-                cache.pop(e, None)
+            cache.pop(c, None)
+            cache.pop(e, None)
             return kind, members.size
         return None, members.size

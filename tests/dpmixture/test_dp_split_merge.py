@@ -11,9 +11,11 @@ import itertools
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 
+from simplexsg._ext._dp import block_log_marginal, summed_log_marginal
 from simplexsg.dpmixture.split_merge import SplitMerge, log_labelled_prior
 
 from helpers.dp_exact import BETA6, X6, exact_dp_posterior
@@ -64,6 +66,30 @@ def test_enumeration_matches_the_partition_posterior(labelled):
         summed[key] = summed.get(key, 0.0) + p
     for part, p in zip(exact.partitions, exact.partition_probs):
         assert summed[tuple(sorted(map(tuple, part)))] == pytest.approx(p, abs=1e-4)
+
+
+def dirichlet_multinomial(counts, base):
+    """log DirMult(counts | Dirichlet(base)) without the multinomial coefficient."""
+    d = counts.size
+    return (gammaln(d * base) - gammaln(d * base + counts.sum())
+            + np.sum(gammaln(base + counts) - gammaln(base)))
+
+
+@pytest.mark.parametrize("rows_a, rows_b", [([0, 1], [2, 4]), ([3], []), ([0, 2, 3], [1])])
+def test_a_blocks_marginal_from_rows_and_from_summed_counts(rows_a, rows_b):
+    """A merge's marginal from two components' summed counts (sorted category ids, overlapping
+    or not, one block empty) equals the Dirichlet-multinomial of the union, as from its rows."""
+    X = np.array([[3, 0, 1, 0, 0, 2], [0, 0, 4, 1, 0, 0], [1, 1, 0, 0, 0, 5],
+                  [0, 2, 0, 0, 7, 0], [2, 0, 0, 3, 1, 0]], dtype=np.float64)
+    sums = [X[rows].sum(axis=0) for rows in (rows_a, rows_b)]
+    sparse = [(np.flatnonzero(v).astype(np.int64), v[np.flatnonzero(v)]) for v in sums]
+    exact = dirichlet_multinomial(sums[0] + sums[1], BETA6)
+    assert summed_log_marginal(*sparse[0], *sparse[1], X.shape[1], BETA6) == pytest.approx(
+        exact, rel=1e-13)
+    csr = sp.csr_matrix(X)
+    assert block_log_marginal(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                              csr.data, X.shape[1], np.array(rows_a + rows_b, dtype=np.int64),
+                              BETA6) == pytest.approx(exact, rel=1e-13)
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

@@ -51,6 +51,22 @@ def log_labelled_prior(occupancy, alpha):
     return float(np.sum(betaln(1.0 + n, alpha + after)) - n.size * betaln(1.0, alpha))
 
 
+def log_labelled_prior_change(before, after, alpha, labels):
+    """``log_labelled_prior(after) - log_labelled_prior(before)`` for occupancies that differ
+    only at the two ``labels`` (``after`` may be longer): the rows after a label change only
+    for the labels between them, so the other labels' stick factors cancel, and a label past
+    the last occupied one contributes nothing."""
+    lo, hi = min(labels), max(labels)
+
+    def factors(occupancy):
+        n = np.zeros(hi + 1 - lo)
+        part = occupancy[lo:hi + 1]
+        n[:part.size] = part
+        rows_after = before[lo:].sum() - np.cumsum(n)     # the same total in both
+        return np.sum(betaln(1.0 + n, alpha + rows_after))
+    return float(factors(after) - factors(before))
+
+
 def _labels_to_choose(occupancy):
     """The labels a split may give its new block: empty ones below J, and J (J one past the
     last occupied label)."""
@@ -175,7 +191,7 @@ class SplitMerge:
             after[c], after[e] = kept.size, moved.size
             log_ratio = (self._block(kept) + self._block(moved)
                          - self._component(c, members, cache)[0]
-                         + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
+                         + log_labelled_prior_change(occupancy, after, alpha, (c, e))
                          - log_q + np.log(choices.size))
             target, source, kind = e, c, "split"
         else:
@@ -189,7 +205,7 @@ class SplitMerge:
             marginal_c, *counts_c = self._component(c, block_c, cache)
             marginal_e, *counts_e = self._component(e, block_e, cache)
             log_ratio = (self._merged(counts_c, counts_e) - marginal_c - marginal_e
-                         + log_labelled_prior(after, alpha) - log_labelled_prior(occupancy, alpha)
+                         + log_labelled_prior_change(occupancy, after, alpha, (c, e))
                          - np.log(choices.size))
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
                 return None, members.size

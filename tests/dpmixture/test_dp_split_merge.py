@@ -16,7 +16,8 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 
 from simplexsg._ext._dp import block_log_marginal, summed_log_marginal
-from simplexsg.dpmixture.split_merge import SplitMerge, log_labelled_prior
+from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
+                                             log_labelled_prior_change)
 
 from helpers.dp_exact import BETA6, X6, exact_dp_posterior
 from helpers.guards import hang_guard
@@ -101,6 +102,26 @@ def test_labelled_prior_matches_the_enumeration(labelled):
     picks = np.random.default_rng(0).choice(len(states), 200)
     mine = np.array([log_labelled_prior(np.bincount(states[s]), ALPHA) for s in picks])
     assert np.allclose(mine - mine[0], log_p[picks] - log_p[picks[0]])
+
+
+def test_a_moves_prior_change_is_the_difference_of_the_priors():
+    """Moving rows between two labels (a split to a new or an empty label, a merge emptying
+    the last label) changes ``log_labelled_prior`` by ``log_labelled_prior_change``."""
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        before = rng.integers(0, 4, size=rng.integers(2, 9)) * (rng.random() < 0.9)
+        before[-1] = max(before[-1], 1)                     # the last label occupied
+        c = int(rng.choice(np.flatnonzero(before)))
+        e = int(rng.integers(before.size + 1))
+        if e == c:
+            continue
+        after = np.zeros(max(before.size, e + 1), dtype=np.int64)
+        after[:before.size] = before
+        moved = int(rng.integers(1, before[c] + 1))
+        after[c], after[e] = after[c] - moved, after[e] + moved
+        alpha = rng.uniform(0.1, 5.0)
+        assert log_labelled_prior_change(before, after, alpha, (c, e)) == pytest.approx(
+            log_labelled_prior(after, alpha) - log_labelled_prior(before, alpha), abs=1e-9)
 
 
 def moved_states(states, log_p, alpha_of_move, seed):

@@ -60,7 +60,7 @@ def main():
     for name, sampler, data in (("gibbs, in memory", "gibbs", X), ("scir, in memory", "scir", X),
                                 ("scir, streamed", "scir", UCIBowCorpus(path))):
         start = time.perf_counter()
-        dp = DPMixture(sampler, max_time=args.seconds, max_iter=NO_ITER_LIMIT,
+        dp = DPMixture(sampler, max_time=args.seconds, max_iter=NO_ITER_LIMIT, tol=None,
                        random_state=0).fit(data)
         sizes = np.bincount(labels)
         results.append(dict(

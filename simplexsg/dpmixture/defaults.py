@@ -16,9 +16,16 @@ SAMPLER_DEFAULTS = {
     "sgrld": dict(cls=SGRLD, step_size=1e-3, stick_step_size=5e-3),
     "gibbs": dict(cls=None, step_size=None, stick_step_size=None),
 }
-#: Iterations of ``max_iter=None`` (SCIR/SGRLD, the exact sampler); with ``tol``, this many
-#: times as many at most, the convergence check deciding when to stop.
+#: Iterations of ``max_iter=None`` (SCIR/SGRLD, the exact sampler); with a ``tol`` given, this
+#: many times as many at most, the convergence check deciding when to stop.
 MAX_ITER, MAX_ITER_GIBBS, TOL_ITER_FACTOR = 1000, 200, 5
+#: ``tol="auto"`` per sampler: the exact sampler stops once ``n_iter_no_change`` checks in a row
+#: gain less than this fraction of the score (its chain settles within tens of sweeps, and
+#: sweeps are costly); the minibatch samplers run their ``max_iter`` (None: no check).
+AUTO_TOL = {"gibbs": 5e-4, "scir": None, "sgrld": None}
+#: Sweeps of the exact sampler between convergence checks: a sweep's gain is below the score's
+#: spread between sweeps ("Why the defaults" in docs/benchmarks/dp.rst).
+GIBBS_CHECK_SWEEPS = 5
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows.
 AUTO_GIBBS_ROWS = 1_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.
@@ -80,11 +87,24 @@ def resolve_split_merge(value):
     return value if isinstance(value, str) else int(value)
 
 
+def resolve_tol(tol, sampler):
+    """``tol`` resolved for ``sampler``: a float, or None for no convergence check."""
+    if isinstance(tol, str):
+        return AUTO_TOL[sampler]
+    return None if tol is None else float(tol)
+
+
 def default_max_iter(sampler, tol):
-    """``max_iter=None``: MAX_ITER (MAX_ITER_GIBBS for "gibbs"), times TOL_ITER_FACTOR with
-    ``tol``."""
+    """``max_iter=None``: MAX_ITER (MAX_ITER_GIBBS for "gibbs"), times TOL_ITER_FACTOR with a
+    ``tol`` given (a number; "auto" keeps the cap)."""
     return ((MAX_ITER_GIBBS if sampler == "gibbs" else MAX_ITER)
-            * (TOL_ITER_FACTOR if tol is not None else 1))
+            * (TOL_ITER_FACTOR if tol is not None and not isinstance(tol, str) else 1))
+
+
+def check_every(sampler, n_rows, batch_size):
+    """Iterations between convergence checks: a pass over the ``n_rows`` rows in minibatches of
+    ``batch_size``, GIBBS_CHECK_SWEEPS sweeps of the exact sampler."""
+    return GIBBS_CHECK_SWEEPS if sampler == "gibbs" else -(-n_rows // batch_size)
 
 
 @dataclasses.dataclass(frozen=True)

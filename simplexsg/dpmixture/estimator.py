@@ -73,19 +73,22 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         None is the sampler default. Ignored by "gibbs".
     max_iter : int, default None
         Iterations of ``fit``, at most; None: ``MAX_ITER`` (1000), or ``MAX_ITER_GIBBS`` (200)
-        sweeps of "gibbs", ``max_time`` or not; with ``tol``, ``TOL_ITER_FACTOR`` (5) times
-        that, the convergence check deciding when to stop within it.
+        sweeps of "gibbs", ``max_time`` or not; with a number ``tol``, ``TOL_ITER_FACTOR`` (5)
+        times that, the convergence check deciding when to stop within it.
     max_time : float, default None
         Training budget in seconds, a cap only: it never makes a fit longer than ``max_iter``.
         The pilot of ``init`` and, for a streamed corpus, reading it count; evaluations do not.
         ``fit`` stops after the first iteration that reaches it.
-    tol : float in [0, 1) or None, default None
-        Convergence check (None: none): after each pass over the rows (each iteration of
-        "gibbs"), ``score`` of the monitor rows, ``X_heldout`` when given, else a seeded sample
-        of ``MONITOR_ROWS`` (1000) training rows; ``fit`` stops once ``n_iter_no_change``
-        successive scores fail to improve the best one before them by the fraction ``tol`` of
-        its magnitude (``simplexsg.stopping.Plateau`` on minus the score; the score of one
-        posterior sample fluctuates: a ``tol`` below that spread waits for fluctuations).
+    tol : float in [0, 1), "auto" or None, default "auto"
+        Convergence check (None: none): after each pass over the rows (every
+        ``GIBBS_CHECK_SWEEPS`` (5) sweeps of "gibbs"), ``score`` of the monitor rows,
+        ``X_heldout`` when given, else a seeded sample of ``MONITOR_ROWS`` (1000) training rows;
+        ``fit`` stops once ``n_iter_no_change`` successive scores fail to improve the best one
+        before them by the fraction ``tol`` of its magnitude (``simplexsg.stopping.Plateau`` on
+        minus the score; the score of one posterior sample fluctuates: a ``tol`` below that
+        spread waits for fluctuations). "auto": ``AUTO_TOL`` of the sampler, 5e-4 for "gibbs"
+        (whose chain settles in tens of sweeps; ``max_iter`` stays the cap), None for "scir"
+        and "sgrld".
     n_iter_no_change : int, default 3
         Scores without progress before the convergence check stops ``fit``.
     total_samples : int, default None
@@ -168,7 +171,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
 
     def __init__(self, sampler="auto", *, base_concentration=0.5, alpha_prior=(1.0, 1.0),
                  initial_components=20, batch_size=1000, step_size=None, stick_step_size=None,
-                 max_iter=None, max_time=None, tol=None, n_iter_no_change=3, total_samples=None,
+                 max_iter=None, max_time=None, tol="auto", n_iter_no_change=3, total_samples=None,
                  warm_start=False, checkpoint_every=None, checkpoint_path=None, n_jobs=1,
                  random_state=None, verbose=0, evaluate_every=0, split_merge="auto", init="pilot",
                  init_rows=None, shuffle_buffer=None, client=None):

@@ -279,7 +279,8 @@ def fit_matrix(model, X, X_heldout):
         batch = n_rows if gibbs else min(params.batch_size, n_rows)
         move = SplitMerge(X, params.base) if gibbs and params.split_merge else None
         trainer = Trainer(model, params, executor, n_rows, heldout=heldout, move=move,
-                          check_every=-(-n_rows // batch), checkpoints=True)
+                          check_every=defaults.check_every(model.sampler_, n_rows, batch),
+                          checkpoints=True)
         trainer.run(matrix_minibatches(X, executor, batch, model.random_state_, model.n_iter_),
                     model._end_iter)
 
@@ -405,7 +406,7 @@ def fit_stream(model, corpus, X_heldout):
         buffer = (SHUFFLE_BATCHES * batch if params.shuffle_buffer is None
                   else params.shuffle_buffer)
         trainer = Trainer(model, params, LocalExecutor(), n_rows, heldout=heldout,
-                          check_every=-(-n_rows // batch))
+                          check_every=defaults.check_every(model.sampler_, n_rows, batch))
         trainer.run(stream_minibatches(stream, batch, buffer, model.random_state_),
                     model._end_iter)
 

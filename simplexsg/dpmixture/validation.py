@@ -14,7 +14,7 @@ from .._validation import (POSITIVE, check_checkpoint, check_n_jobs, check_posit
                            int_from, validate_params)
 from ..schedules import as_schedule
 from .defaults import (SAMPLER_DEFAULTS, Params, auto_sampler, default_max_iter,
-                       resolve_split_merge)
+                       resolve_split_merge, resolve_tol)
 
 #: ``DPMixture._parameter_constraints``.
 CONSTRAINTS = {
@@ -27,7 +27,7 @@ CONSTRAINTS = {
     "stick_step_size": [POSITIVE, callable, None],
     "max_iter": [int_from(1), None],
     "max_time": [POSITIVE, None],
-    "tol": [Interval(Real, 0, 1, closed="left"), None],
+    "tol": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"}), None],
     "n_iter_no_change": [int_from(1)],
     "total_samples": [int_from(1), None],
     "warm_start": ["boolean"],
@@ -65,8 +65,8 @@ def check_params(estimator, n_rows=None, continuing=False):
     # the defaults (simplexsg.dpmixture.defaults)
     sampler = estimator.sampler if estimator.sampler != "auto" else auto_sampler(
         n_rows, getattr(estimator, "sampler_", None) if continuing else None)
-    tol = None if estimator.tol is None else float(estimator.tol)
-    max_iter = (default_max_iter(sampler, tol) if estimator.max_iter is None
+    tol = resolve_tol(estimator.tol, sampler)
+    max_iter = (default_max_iter(sampler, estimator.tol) if estimator.max_iter is None
                 else int(estimator.max_iter))
     default, steps = SAMPLER_DEFAULTS[sampler], {}
     if default["cls"] is not None:       # the step sizes, in this order

@@ -130,7 +130,7 @@ def test_no_nan_at_extreme_sparsity(sampler):
     X, _, _, _ = make_multinomial_mixture(20, 30, 3, concentration=0.01, row_length=5,
                                           random_state=3)
     dp = DPMixture(sampler, base_concentration=1e-3, alpha_prior=(1.0, 20.0), batch_size=5,
-                   initial_components=3, max_iter=n_iter, random_state=0,
+                   initial_components=3, max_iter=n_iter, tol=None, random_state=0,
                    evaluate_every=n_iter // 100)
     dp.fit(X, X_heldout=X)
     for array in (dp.theta_, dp.sticks_, dp.components_, dp.weights_, dp.predict_proba(X)):
@@ -402,13 +402,17 @@ TINY_INPUTS = {
 @pytest.mark.parametrize("sampler", ["auto", "scir", "sgrld"])
 @pytest.mark.parametrize("name", TINY_INPUTS)
 def test_the_defaults_finish_on_tiny_inputs(sampler, name):
-    """Each fit runs its default length and scores finitely: with one row,
+    """Each fit runs its default length (the exact sampler: until its convergence check, whose
+    score cannot move on rows this few) and scores finitely: with one row,
     ``split_merge="auto"`` (the default exact sampler) looped for ever (#35)."""
     X = np.array(TINY_INPUTS[name])
     with hang_guard(60):
         dp = DPMixture(sampler, random_state=0).fit(X)
-    length = defaults.MAX_ITER_GIBBS if dp.sampler_ == "gibbs" else defaults.MAX_ITER
-    assert dp.stop_reason_ == "max_iter" and dp.n_iter_ == length
+    if dp.sampler_ == "gibbs":
+        assert dp.stop_reason_ == "converged" and dp.n_iter_ < defaults.MAX_ITER_GIBBS
+        assert dp.n_iter_ % defaults.GIBBS_CHECK_SWEEPS == 0
+    else:
+        assert dp.stop_reason_ == "max_iter" and dp.n_iter_ == defaults.MAX_ITER
     assert np.all(np.isfinite(dp.score_samples(X)))
     np.testing.assert_allclose(dp.components_.sum(axis=1), 1.0)
 
@@ -509,3 +513,21 @@ def test_real_msweb_matches_the_published_sizes():
     assert test.X.shape == (5000, 294) and test.X.sum() == 15191
     assert np.array_equal(train.attribute_ids, test.attribute_ids)
     assert train.X.max() == 1
+
+
+def test_tol_auto_checks_the_exact_sampler_every_few_sweeps_and_not_scir(mixture):
+    """``tol="auto"``: the exact sampler's check scores every GIBBS_CHECK_SWEEPS sweeps with
+    AUTO_TOL, within the MAX_ITER_GIBBS cap; SCIR keeps no check. A number ``tol`` keeps the
+    exact sampler's check cadence and multiplies the cap."""
+    X = mixture[0][:300]
+    gibbs = DPMixture("gibbs", max_iter=23, random_state=0).fit(X)
+    assert [e["step"] for e in gibbs._monitor.history] == [5, 10, 15, 20][:len(
+        gibbs._monitor.history)]
+    assert gibbs._monitor.tol == defaults.AUTO_TOL["gibbs"] == 5e-4
+    cap = DPMixture("gibbs")._check_params(X.shape[0]).max_iter
+    assert cap == defaults.MAX_ITER_GIBBS
+    assert DPMixture("gibbs", tol=0.01)._check_params(X.shape[0]).max_iter == \
+        cap * defaults.TOL_ITER_FACTOR
+    scir = DPMixture("scir", batch_size=100, max_iter=6, random_state=0).fit(X)
+    assert scir._monitor is None and scir.n_iter_ == 6
+

@@ -24,7 +24,7 @@ MIN_PROBABILITY = 0.05
 def gibbs_trace():
     """Numbers of occupied clusters and alpha of every iteration after burn-in."""
     dp = DPMixture("gibbs", base_concentration=BETA6, alpha_prior=PRIOR6, initial_components=2,
-                   max_iter=N_ITER, evaluate_every=1, random_state=0).fit(X6)
+                   max_iter=N_ITER, tol=None, evaluate_every=1, random_state=0).fit(X6)
     kept = dp.history_[BURN_IN:]
     return np.array([h["n_components"] for h in kept]), np.array([h["alpha"] for h in kept])
 

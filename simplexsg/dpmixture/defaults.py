@@ -31,8 +31,13 @@ AUTO_GIBBS_ROWS = 1_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.
 MONITOR_ROWS = 1000
 #: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``
-#: (no more proposals than pilot rows: on a handful of rows 50 would cost a second for nothing).
+#: for the exact sampler, whose own moves go on from there (no more proposals than pilot rows:
+#: on a handful of rows 50 would cost a second for nothing).
 PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
+#: Iterations of the pilot chain for SCIR and SGRLD, with the exact sampler's "auto"
+#: split-merge proposals: their chains keep the pilot's clusters, so the pilot must find the
+#: small ones ("The DP mixture at scale" in docs/benchmarks/dp.rst).
+MINIBATCH_PILOT_ITER = 150
 #: Rows and stored counts of the pilot chain at most (``init_rows=None``), for the exact sampler
 #: ("gibbs"), which finds more clusters itself.
 PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
@@ -77,6 +82,14 @@ def pilot_bounds(sampler):
     if sampler == "gibbs":
         return PILOT_ROWS, PILOT_ENTRIES
     return MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES
+
+
+def pilot_chain(sampler, n_rows):
+    """(sweeps, split-merge proposals per sweep) of the pilot chain on ``n_rows`` rows for the
+    chain of ``sampler``."""
+    if sampler == "gibbs":
+        return PILOT_ITER, min(PILOT_SPLIT_MERGE, n_rows)
+    return MINIBATCH_PILOT_ITER, "auto"
 
 
 def resolve_split_merge(value):

@@ -37,8 +37,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         are allocated uniformly among them.
     init : {"pilot", "random"}, default "pilot"
         How a new chain starts (``simplexsg.dpmixture.init``). "pilot": the exact sampler with
-        split-merge moves (``PILOT_ITER`` (100) iterations, ``PILOT_SPLIT_MERGE`` (50)
-        proposals each, at most one per row) on ``init_rows`` random rows finds the clusters
+        split-merge moves (for "gibbs" ``PILOT_ITER`` (100) iterations of ``PILOT_SPLIT_MERGE``
+        (50) proposals, at most one per row; for "scir" and "sgrld", whose chains add no
+        cluster, ``MINIBATCH_PILOT_ITER`` (150) iterations of ``split_merge="auto"``
+        proposals) on ``init_rows`` random rows finds the clusters
         whose components, sticks and alpha start the chain; every row is allocated to them
         ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on a subset that found fewer than
         ``initial_components`` clusters starts SCIR from copies of each, that many in all.

@@ -3,8 +3,8 @@ clusters start it, with over-provisioning for SCIR.
 
 ``init="random"``: ``initial_components`` components from the base measure, rows allocated
 uniformly among them. ``init="pilot"``: a short exact chain with split-merge moves
-(``PILOT_ITER`` sweeps of ``slice_sampler.iterate``) on a random subset of the rows finds the
-clusters; its components, sticks and alpha start the chain, and every row is then allocated to
+(``defaults.pilot_chain``: sweeps of ``slice_sampler.iterate``) on a random subset of the rows
+finds the clusters; its components, sticks and alpha start the chain, and every row is then allocated to
 them ``∝ w_j Mult(x | phi_j)``. A one-row-at-a-time sampler started from 20 components merges
 true clusters and keeps them merged (SCIR has no move that splits), while the pilot's clusters
 are found on few rows at little cost. A stochastic-gradient chain cannot create clusters that
@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
-from .defaults import PILOT_ITER, PILOT_SPLIT_MERGE, SHUFFLE_BATCHES, Stream, pilot_bounds
+from .defaults import SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain
 from .local import LocalExecutor, component_counts
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
                             new_state, summary)
@@ -95,8 +95,8 @@ def start_from_pilot(X_pilot, subset, params, seed, rng):
 
 
 def run_pilot(X, params, seed):
-    """The pilot chain on the CSR rows X: the exact sampler with ``min(PILOT_SPLIT_MERGE,
-    rows)`` split-merge proposals per sweep for PILOT_ITER sweeps from a random start, its
+    """The pilot chain on the CSR rows X: the exact sampler with the sweeps and split-merge
+    proposals of ``pilot_chain`` for the chain of ``params.sampler``, from a random start, its
     draws derived from ``seed``. Returns its last state and that state's ``Summary``."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
@@ -104,10 +104,11 @@ def run_pilot(X, params, seed):
     state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
                       _rng(seed, 0))
     z = _rng(seed, 1).integers(K, size=n_rows)
+    sweeps, proposals = pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
-                    min(PILOT_SPLIT_MERGE, n_rows))
+                    proposals)
     move, executor, rows = SplitMerge(X, params.base), LocalExecutor(), np.arange(n_rows)
-    for t in range(PILOT_ITER):
+    for t in range(sweeps):
         rng = np.random.default_rng(substream(seed, Stream.STEP, t))
         state, _ = iterate(state, kernel, executor, executor.take(X, rows), z[rows], n_rows, t,
                            rng, kept=z, rows=rows, move=move)

@@ -249,6 +249,27 @@ def test_a_minibatch_of_new_rows_keeps_the_components_that_hold_a_row():
     assert new.sticks.shape[0] == 1 and slice_sampler.summary(state, z).occupied.size == 1
 
 
+@pytest.mark.parametrize("sampler", ["gibbs", "scir"])
+def test_the_pilot_chain_runs_the_samplers_sweeps_and_moves(sampler, mixture, monkeypatch):
+    """The exact sampler's pilot: PILOT_ITER sweeps of at most PILOT_SPLIT_MERGE proposals; a
+    minibatch sampler's (its chain adds no cluster): MINIBATCH_PILOT_ITER sweeps of "auto"
+    proposals."""
+    from simplexsg.dpmixture import init
+    kernels, iterate = [], init.iterate
+
+    def recorded(state, kernel, *args, **kwargs):
+        kernels.append(kernel.split_merge)
+        return iterate(state, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(init, "iterate", recorded)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 7)
+    monkeypatch.setattr(defaults, "PILOT_ITER", 4)
+    X = mixture[0][:30]
+    DPMixture(sampler, max_iter=1, batch_size=10, random_state=0).fit(X)
+    expected = [min(defaults.PILOT_SPLIT_MERGE, 30)] * 4 if sampler == "gibbs" else ["auto"] * 7
+    assert kernels == expected
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path, monkeypatch):
     """``init_rows=None``: the exact sampler's pilot holds PILOT_ROWS rows at most, a minibatch

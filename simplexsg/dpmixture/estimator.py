@@ -8,6 +8,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import CorpusShards
 from .._fitting import CountModelMixin, first_partial_fit_total, restore_on_error
 from ..corpus import bow_to_csr, check_counts, is_bow_corpus
 from . import training
@@ -211,6 +212,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         return check_params(self, n_rows, continuing)
 
     def _read(self, X, reset):
+        if isinstance(X, CorpusShards):
+            raise TypeError("CorpusShards are read by the workers of a Dask client in fit "
+                            "only; partial_fit, predict, predict_proba and score take a count "
+                            "matrix")
         if not reset:
             check_is_fitted(self, "theta_")
         X = check_counts(validate_data(self, X, accept_sparse="csr", reset=reset))

@@ -134,6 +134,9 @@ def test_files_read_by_the_workers_equal_the_stacked_matrix(client, X, tmp_path)
         remote.fit(dask_dp.CorpusShards(paths[:2]))
     with pytest.raises(TypeError, match="workers of a Dask client"):
         DPMixture(**params).fit(shards)
+    for method in (remote.predict, remote.score, remote.partial_fit):
+        with pytest.raises(TypeError, match="in fit only"):
+            method(shards)
 
 
 def test_what_a_client_refuses_and_a_pickle_drops(client, X):

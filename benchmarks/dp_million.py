@@ -4,8 +4,8 @@ file, each with the same training budget (#13).
 Data: a mixture of K = 40 multinomials over 300 categories (components Dirichlet(0.1), weights
 Dirichlet(0.5), rows of 1 + Poisson(19) counts), 10^6 training rows (``--rows``) written to a
 UCI file in ``--workdir`` and 5,000 held-out rows. Each fit is ``DPMixture(sampler,
-max_time=--seconds, max_iter=NO_ITER_LIMIT)`` (``max_time`` only caps ``max_iter``: the budget
-ends the fit) with no other setting; reported: iterations, held-out score (mean log predictive
+max_time=--seconds, max_iter=NO_ITER_LIMIT, tol=None)`` (``max_time`` only caps ``max_iter``:
+the budget ends the fit) with no other setting; reported: iterations, held-out score (mean log predictive
 per row), ARI and occupied clusters.
 
     python benchmarks/dp_million.py --seconds 120 --out benchmarks/results/dp_million.json

@@ -38,6 +38,9 @@ PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
 #: split-merge proposals: their chains keep the pilot's clusters, so the pilot must find the
 #: small ones ("The DP mixture at scale" in docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ITER = 150
+#: Of a ``max_time`` budget, the share the pilot chain may spend: it stops after the sweep that
+#: passes it, leaving the chain the rest.
+PILOT_TIME_SHARE = 0.5
 #: Rows and stored counts of the pilot chain at most (``init_rows=None``), for the exact sampler
 #: ("gibbs"), which finds more clusters itself.
 PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000

@@ -81,7 +81,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     max_time : float, default None
         Training budget in seconds, a cap only: it never makes a fit longer than ``max_iter``.
         The pilot of ``init`` and, for a streamed corpus, reading it count; evaluations do not.
-        ``fit`` stops after the first iteration that reaches it.
+        ``fit`` stops after the first iteration that reaches it; the pilot chain stops after
+        the sweep that spends ``PILOT_TIME_SHARE`` (0.5) of it.
     tol : float in [0, 1), "auto" or None, default "auto"
         Convergence check (None: none): after each pass over the rows (every
         ``GIBBS_CHECK_SWEEPS`` (5) sweeps of "gibbs"), ``score`` of the monitor rows,

@@ -14,13 +14,15 @@ cluster when the pilot saw a subset and found fewer than ``initial_components``
 
 Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).
 """
+from time import perf_counter
+
 import numpy as np
 import scipy.sparse as sp
 
 from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
-from .defaults import SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain
+from .defaults import PILOT_TIME_SHARE, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain
 from .local import LocalExecutor, component_counts
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
                             new_state, summary)
@@ -97,7 +99,8 @@ def start_from_pilot(X_pilot, subset, params, seed, rng):
 def run_pilot(X, params, seed):
     """The pilot chain on the CSR rows X: the exact sampler with the sweeps and split-merge
     proposals of ``pilot_chain`` for the chain of ``params.sampler``, from a random start, its
-    draws derived from ``seed``. Returns its last state and that state's ``Summary``."""
+    draws derived from ``seed``; with ``max_time``, it stops after the sweep that spends
+    PILOT_TIME_SHARE of it. Returns its last state and that state's ``Summary``."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
     n_rows, K = X.shape[0], params.initial_components
@@ -108,10 +111,14 @@ def run_pilot(X, params, seed):
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
                     proposals)
     move, executor, rows = SplitMerge(X, params.base), LocalExecutor(), np.arange(n_rows)
+    deadline = (None if params.max_time is None
+                else perf_counter() + PILOT_TIME_SHARE * params.max_time)
     for t in range(sweeps):
         rng = np.random.default_rng(substream(seed, Stream.STEP, t))
         state, _ = iterate(state, kernel, executor, executor.take(X, rows), z[rows], n_rows, t,
                            rng, kept=z, rows=rows, move=move)
+        if deadline is not None and perf_counter() >= deadline:
+            break
     return state, summary(state, z)
 
 

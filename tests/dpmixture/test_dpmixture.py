@@ -268,6 +268,9 @@ def test_the_pilot_chain_runs_the_samplers_sweeps_and_moves(sampler, mixture, mo
     DPMixture(sampler, max_iter=1, batch_size=10, random_state=0).fit(X)
     expected = [min(defaults.PILOT_SPLIT_MERGE, 30)] * 4 if sampler == "gibbs" else ["auto"] * 7
     assert kernels == expected
+    kernels.clear()                 # a budget spent at once: the pilot stops after one sweep
+    DPMixture(sampler, max_iter=1, max_time=1e-9, batch_size=10, random_state=0).fit(X)
+    assert kernels == expected[:1]
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -48,8 +48,9 @@ PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
 #: to hold clusters of 0.1% of the data ("The DP mixture at scale" in docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 50_000, 5_000_000
 #: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
-#: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a proposal costs the
-#: rows of its blocks, about 2 / J of a row's allocation: about half a sweep's work).
+#: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a budget in block rows,
+#: which the seed alone decides; a split passes over its block's rows, a merge sums its two
+#: components' counts).
 MIN_SPLIT_MERGE, SPLIT_MERGE_WORK = 10, 0.25
 #: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).
 SHUFFLE_BATCHES = 4

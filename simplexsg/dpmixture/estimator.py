@@ -119,8 +119,9 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         Split-merge proposals per iteration of the exact sampler (``split_merge.SplitMerge``;
         each exact), after the rows' allocations; 0 or False: none; "auto" or True: at least
         ``MIN_SPLIT_MERGE`` (10), and more until their blocks held ``SPLIT_MERGE_WORK`` (0.25)
-        x rows x occupied components rows, about half a sweep's work. Ignored by "scir" and
-        "sgrld".
+        x rows x occupied components rows (at most half a sweep's work; less, since a merge
+        sums its components' counts). Ignored by the chains of "scir" and "sgrld" (their
+        pilot uses "auto").
 
     Attributes
     ----------

@@ -21,10 +21,11 @@ SAMPLER_DEFAULTS = {
 MAX_ITER, MAX_ITER_GIBBS, TOL_ITER_FACTOR = 1000, 200, 5
 #: ``tol="auto"`` per sampler: the exact sampler stops once ``n_iter_no_change`` checks in a row
 #: gain less than this fraction of the score (its chain settles within tens of sweeps, and
-#: sweeps are costly); the minibatch samplers run their ``max_iter`` (None: no check).
+#: sweeps are costly); the minibatch samplers run their ``max_iter`` (None: no check). Measured
+#: in "The exact sampler's length", docs/benchmarks/dp.rst.
 AUTO_TOL = {"gibbs": 5e-4, "scir": None, "sgrld": None}
 #: Sweeps of the exact sampler between convergence checks: a sweep's gain is below the score's
-#: spread between sweeps ("Why the defaults" in docs/benchmarks/dp.rst).
+#: spread between sweeps ("The exact sampler's length" in docs/benchmarks/dp.rst).
 GIBBS_CHECK_SWEEPS = 5
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows.
 AUTO_GIBBS_ROWS = 1_000_000

@@ -57,13 +57,13 @@ def log_labelled_prior_change(before, after, alpha, labels):
     for the labels between them, so the other labels' stick factors cancel, and a label past
     the last occupied one contributes nothing."""
     lo, hi = min(labels), max(labels)
+    rows_from_lo = before[lo:].sum()                      # the same in both
 
     def factors(occupancy):
         n = np.zeros(hi + 1 - lo)
         part = occupancy[lo:hi + 1]
         n[:part.size] = part
-        rows_after = before[lo:].sum() - np.cumsum(n)     # the same total in both
-        return np.sum(betaln(1.0 + n, alpha + rows_after))
+        return np.sum(betaln(1.0 + n, alpha + rows_from_lo - np.cumsum(n)))
     return float(factors(after) - factors(before))
 
 

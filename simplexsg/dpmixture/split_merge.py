@@ -14,15 +14,23 @@ X_j the summed counts of component j's rows; the multinomial coefficients are th
 every z and are left out). The labels matter: stick-breaking weights are not exchangeable, so
 the move is on labelled allocations, not on bare partitions.
 
-One proposal: an ordered pair of rows (i, k), uniform.
+One proposal: an ordered pair of distinct rows (i, k): with probability ``SPLIT_SHARE``, two
+rows of a component drawn uniformly among those of at least two rows; otherwise uniform over
+all pairs. Uniform pairs alone would propose to split a component of n of N rows with
+probability (n / N)^2, so that two small clusters merged in one component (n = 100 of 50,000
+rows: 4e-6) would wait for hundreds of thousands of proposals; the component-first draw splits
+each component about as often, whatever its size. The pair's probability ``q(i, k | z)`` then
+depends on the state, and its ratio between the two states enters each acceptance below
+(``_log_split_pair_ratio``).
 
 * Same component c: split. The new label e is uniform among the empty labels below J and J
   itself; k moves to e, i stays, and the other rows of c, in a random order, join i's or k's
   side by the sequential allocation of ``_ext._dp.sequential_allocation`` (probability q).
-  Acceptance ``p(z') |E(z)| / (p(z) q)``.
+  Acceptance ``p(z') |E(z)| q(i, k | z') / (p(z) q q(i, k | z))``.
 * Different components c = z_i, e = z_k: merge e into c. The reverse split must be able to pick
-  e again (e below or at J of the merged state); then acceptance ``p(z') q / (p(z) |E(z')|)`` with
-  q the probability that the sequential allocation, in a random order, recreates the two blocks.
+  e again (e below or at J of the merged state); then acceptance ``p(z') q q(i, k | z') /
+  (p(z) |E(z')| q(i, k | z))`` with q the probability that the sequential allocation, in a
+  random order, recreates the two blocks.
   Since q <= 1, a merge whose ratio without q is already below the uniform is rejected without
   computing q (the same decision, at the cost of one pass over the two blocks).
 
@@ -38,6 +46,29 @@ from scipy.special import betaln
 from .._ext._dp import block_log_marginal, sequential_allocation, summed_log_marginal
 
 _NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
+#: Probability that a proposal's pair of rows is drawn from one component, a split
+#: (docs/benchmarks/dp.rst, "Split proposals within a component").
+SPLIT_SHARE = 0.05
+
+
+def _log_pair_probability(n_rows, n_splittable, shared):
+    """log q(i, k | z) of an ordered pair of distinct rows, in a state with ``n_splittable``
+    components of at least two rows; ``shared``: the rows of the component holding both rows of
+    the pair, 0 if they are in two components."""
+    uniform = 1.0 / (n_rows * (n_rows - 1.0))
+    if n_splittable == 0:
+        return np.log(uniform)
+    targeted = SPLIT_SHARE / (n_splittable * shared * (shared - 1.0)) if shared else 0.0
+    return np.log(targeted + (1.0 - SPLIT_SHARE) * uniform)
+
+
+def _log_split_pair_ratio(n_rows, n_splittable, kept, moved):
+    """log q(i, k | split state) - log q(i, k | merged state), for a component of ``kept +
+    moved`` rows split into i's ``kept`` and k's ``moved``, with ``n_splittable`` components of
+    at least two rows in the merged state: a split's ratio; a merge's is its negative."""
+    after = n_splittable - 1 + (kept >= 2) + (moved >= 2)
+    return (_log_pair_probability(n_rows, after, 0)
+            - _log_pair_probability(n_rows, n_splittable, kept + moved))
 
 
 def log_labelled_prior(occupancy, alpha):
@@ -172,10 +203,16 @@ class SplitMerge:
         """One proposal on at least two rows; returns (its kind if accepted else None, the rows
         of its blocks)."""
         n_rows = z.size
-        i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
-        k += k >= i                                     # an ordered pair of distinct rows
-        log_u = np.log(rng.random())
         occupancy = blocks.occupancy
+        splittable = np.flatnonzero(occupancy >= 2)
+        if splittable.size and rng.random() < SPLIT_SHARE:
+            members = blocks.rows[int(splittable[rng.integers(splittable.size)])]
+            i, k = rng.integers(members.size), rng.integers(members.size - 1)
+            i, k = int(members[i]), int(members[k + (k >= i)])
+        else:
+            i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
+            i, k = int(i), int(k + (k >= i))             # an ordered pair of distinct rows
+        log_u = np.log(rng.random())
         c, e = int(z[i]), int(z[k])
         if c == e:
             members = blocks.rows[c]
@@ -192,7 +229,9 @@ class SplitMerge:
             log_ratio = (self._block(kept) + self._block(moved)
                          - self._component(c, members, cache)[0]
                          + log_labelled_prior_change(occupancy, after, alpha, (c, e))
-                         - log_q + np.log(choices.size))
+                         - log_q + np.log(choices.size)
+                         + _log_split_pair_ratio(n_rows, splittable.size, kept.size,
+                                                 moved.size))
             target, source, kind = e, c, "split"
         else:
             after = occupancy.copy()
@@ -206,7 +245,10 @@ class SplitMerge:
             marginal_e, *counts_e = self._component(e, block_e, cache)
             log_ratio = (self._merged(counts_c, counts_e) - marginal_c - marginal_e
                          + log_labelled_prior_change(occupancy, after, alpha, (c, e))
-                         - np.log(choices.size))
+                         - np.log(choices.size)
+                         - _log_split_pair_ratio(n_rows, splittable.size
+                                                 - (block_c.size >= 2) - (block_e.size >= 2) + 1,
+                                                 block_c.size, block_e.size))
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
                 return None, members.size
             others = rng.permutation(members[(members != i) & (members != k)])

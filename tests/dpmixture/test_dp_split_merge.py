@@ -16,6 +16,7 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 
 from simplexsg._ext._dp import block_log_marginal, summed_log_marginal
+from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
                                              log_labelled_prior_change)
 
@@ -177,6 +178,34 @@ def test_one_move_leaves_the_labelled_posterior_invariant(labelled, moved):
 
 
 @pytest.mark.slow
+def test_pairs_drawn_mostly_within_a_component_leave_it_invariant(labelled, monkeypatch):
+    """The same check with most pairs drawn from one component (``SPLIT_SHARE`` 0.9 for the
+    default's few): the pair's probability under each state enters the acceptance right."""
+    monkeypatch.setattr(split_merge, "SPLIT_SHARE", 0.9)
+    out, kinds = moved_states(*labelled, ALPHA, seed=2)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value > LEVEL, p_value
+    assert kinds.count("split") > kinds.count("merge") > 0.01 * N_DRAWS
+
+
+def test_a_small_merged_block_is_split_among_many_rows():
+    """Two clusters of 15 rows each, with disjoint categories, share a component beside one
+    of 3,000 rows: 300 proposals split them (uniform pairs would propose that split with
+    probability (30 / 3030)^2 = 1e-4 each)."""
+    rng = np.random.default_rng(4)
+    big = rng.multinomial(20, np.full(10, 0.1), size=3000)
+    small = np.zeros((30, 14), dtype=np.int64)
+    small[:15, 10:12] = rng.multinomial(20, [0.5, 0.5], size=15)
+    small[15:, 12:] = rng.multinomial(20, [0.5, 0.5], size=15)
+    X = np.vstack([np.pad(big, ((0, 0), (0, 4))), small])
+    z = np.r_[np.zeros(3000), np.ones(30)].astype(np.int64)
+    move = SplitMerge(X, 0.5)
+    move.run(z, 1.0, np.random.default_rng(5), 300)
+    assert len(set(z[3000:3015])) == 1 and len(set(z[3015:])) == 1
+    assert len({z[0], z[3000], z[3015]}) == 3
+
+
+@pytest.mark.slow
 def test_the_invariance_check_has_power(labelled):
     """The same check rejects a move that targets another posterior (alpha 3 for 0.5)."""
     states, log_p = labelled
@@ -216,8 +245,8 @@ def test_run_with_its_cache_makes_the_same_moves_as_single_proposals():
     X = np.random.default_rng(2).poisson(0.5, size=(60, 8))
     move = SplitMerge(X, BETA6)
     z_run, z_single = np.zeros(60, dtype=np.int64), np.zeros(60, dtype=np.int64)
-    accepted = move.run(z_run, 1.0, np.random.default_rng(3), 500)
+    accepted = move.run(z_run, 1.0, np.random.default_rng(3), 1000)
     rng = np.random.default_rng(3)
-    kinds = [move.propose(z_single, 1.0, rng) for _ in range(500)]
+    kinds = [move.propose(z_single, 1.0, rng) for _ in range(1000)]
     assert accepted == sum(kind is not None for kind in kinds) > 20
     np.testing.assert_array_equal(z_run, z_single)

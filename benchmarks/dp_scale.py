@@ -2,7 +2,8 @@
 real data, streamed from UCI files; each sampler's held-out log predictive, ARI and recovered
 clusters against seconds, and its peak memory.
 
-For each source (--sources: msweb and corpora of the data folder) the reference mixture
+For each source (--sources: msweb and corpora of the data folder; ``synthetic``, the mixture
+of ``mixture_semisynthetic.synthetic_mixture``, needs no data) the reference mixture
 (``harness.mixture_semisynthetic.reference_mixture``: the exact sampler on up to 20,000 of the
 source's rows, on its --features most frequent columns, base concentration --reference-base,
 small enough that the long tail of small clusters real data has survives; cached in
@@ -50,7 +51,7 @@ from harness import cli
 from harness.children import add_child_options, prepared, reprint, run_child
 from harness.mixture_semisynthetic import (REFERENCE_BASE, REFERENCE_ITERATIONS, heldout_rows,
                                            reference_mixture, recovery, row_chunks,
-                                           truth_scores)
+                                           synthetic_mixture, truth_scores)
 from harness.semisynthetic import topic_cdfs, write_uci
 from simplexsg._optional import pyplot
 
@@ -66,9 +67,12 @@ def prepare(args, source, N):
     """The folder of (source, N): ``docword.txt`` (written once), ``test.npz`` and
     ``test_labels.npy`` beside the sizes, the true mixture in ``truth.npz``; returns (folder,
     the file's info)."""
-    profiles, weights, lengths = reference_mixture(
-        source, args.data, Path(args.workdir) / "reference", args.features,
-        args.reference_iterations, args.reference_base)
+    if source == "synthetic":
+        profiles, weights, lengths = synthetic_mixture()
+    else:
+        profiles, weights, lengths = reference_mixture(
+            source, args.data, Path(args.workdir) / "reference", args.features,
+            args.reference_iterations, args.reference_base)
     base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)

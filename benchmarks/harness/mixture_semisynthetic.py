@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from simplexsg import DPMixture
+from simplexsg.datasets import make_multinomial_mixture
 from simplexsg.dpmixture.slice_sampler import log_multinomial_coefficient
 
 from .corpora import documents_from_topic_counts, msweb, uci_counts
@@ -87,6 +88,18 @@ def reference_mixture(source, data_dir, cache_dir, features=None,
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, profiles=profiles[order], weights=weights[order], lengths=lengths)
     return profiles[order], weights[order], lengths
+
+
+def synthetic_mixture(n_clusters=100, n_features=500, row_length=20, seed=0):
+    """(profiles, weights, lengths) of a mixture fitted on no data, the one #38 was filed
+    with: ``n_clusters`` weights ~ Dirichlet(1), so that many clusters hold 0.1-1% of the
+    rows; profiles ~ Dirichlet(0.05) over ``n_features`` categories
+    (``make_multinomial_mixture``'s); rows of ``row_length`` counts."""
+    rng = np.random.default_rng([38, seed])
+    weights = rng.dirichlet(np.ones(n_clusters))
+    profiles = make_multinomial_mixture(1, n_features, n_clusters, weights=weights,
+                                        random_state=int(rng.integers(2**31)))[2]
+    return profiles, weights, np.array([row_length])
 
 
 def draw_rows(rng, cdfs, weights, lengths):

@@ -120,3 +120,16 @@ def test_a_perfect_fit_recovers_every_cluster_above_the_threshold(fraction):
     labels = np.random.default_rng(6).choice(4, size=n, p=weights)
     expected = int(np.sum(np.bincount(labels) >= fraction * n))
     assert mixture.recovery(labels, labels, fraction) == (expected, 0)
+
+
+def test_the_synthetic_mixture_is_the_issues_and_reproducible():
+    """100 clusters over 500 categories, rows of 20 counts, the same for the same seed; the
+    Dirichlet(1) weights leave many clusters between 0.1% and 1% of the rows."""
+    profiles, weights, lengths = mixture.synthetic_mixture()
+    assert profiles.shape == (100, 500) and lengths.tolist() == [20]
+    np.testing.assert_allclose(profiles.sum(axis=1), 1.0)
+    assert weights.sum() == pytest.approx(1.0) and np.all(weights > 0)
+    assert np.sum((weights >= 0.001) & (weights < 0.01)) >= 20
+    again = mixture.synthetic_mixture()
+    np.testing.assert_array_equal(again[0], profiles)
+    assert not np.array_equal(mixture.synthetic_mixture(seed=1)[1], weights)

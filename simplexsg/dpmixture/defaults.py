@@ -38,7 +38,7 @@ PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
 #: Iterations of the pilot chain for SCIR and SGRLD, with the exact sampler's "auto"
 #: split-merge proposals: their chains keep the pilot's clusters, so the pilot must find the
 #: small ones ("The DP mixture at scale" in docs/benchmarks/dp.rst).
-MINIBATCH_PILOT_ITER = 150
+MINIBATCH_PILOT_ITER = 100
 #: Of a ``max_time`` budget, the share the pilot chain may spend: it stops after the sweep that
 #: passes it, leaving the chain the rest.
 PILOT_TIME_SHARE = 0.5

@@ -40,7 +40,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         How a new chain starts (``simplexsg.dpmixture.init``). "pilot": the exact sampler with
         split-merge moves (for "gibbs" ``PILOT_ITER`` (100) iterations of ``PILOT_SPLIT_MERGE``
         (50) proposals, at most one per row; for "scir" and "sgrld", whose chains add no
-        cluster, ``MINIBATCH_PILOT_ITER`` (150) iterations of ``split_merge="auto"``
+        cluster, ``MINIBATCH_PILOT_ITER`` (100) iterations of ``split_merge="auto"``
         proposals) on ``init_rows`` random rows finds the clusters
         whose components, sticks and alpha start the chain; every row is allocated to them
         ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on a subset that found fewer than

@@ -62,13 +62,12 @@ def _log_pair_probability(n_rows, n_splittable, shared):
     return np.log(targeted + (1.0 - SPLIT_SHARE) * uniform)
 
 
-def _log_split_pair_ratio(n_rows, n_splittable, kept, moved):
+def _log_split_pair_ratio(n_rows, other_splittable, kept, moved):
     """log q(i, k | split state) - log q(i, k | merged state), for a component of ``kept +
-    moved`` rows split into i's ``kept`` and k's ``moved``, with ``n_splittable`` components of
-    at least two rows in the merged state: a split's ratio; a merge's is its negative."""
-    after = n_splittable - 1 + (kept >= 2) + (moved >= 2)
-    return (_log_pair_probability(n_rows, after, 0)
-            - _log_pair_probability(n_rows, n_splittable, kept + moved))
+    moved`` rows split into i's ``kept`` and k's ``moved``, beside ``other_splittable``
+    components of at least two rows: a split's ratio; a merge's is its negative."""
+    return (_log_pair_probability(n_rows, other_splittable + (kept >= 2) + (moved >= 2), 0)
+            - _log_pair_probability(n_rows, other_splittable + 1, kept + moved))
 
 
 def log_labelled_prior(occupancy, alpha):
@@ -230,7 +229,7 @@ class SplitMerge:
                          - self._component(c, members, cache)[0]
                          + log_labelled_prior_change(occupancy, after, alpha, (c, e))
                          - log_q + np.log(choices.size)
-                         + _log_split_pair_ratio(n_rows, splittable.size, kept.size,
+                         + _log_split_pair_ratio(n_rows, splittable.size - 1, kept.size,
                                                  moved.size))
             target, source, kind = e, c, "split"
         else:
@@ -246,9 +245,9 @@ class SplitMerge:
             log_ratio = (self._merged(counts_c, counts_e) - marginal_c - marginal_e
                          + log_labelled_prior_change(occupancy, after, alpha, (c, e))
                          - np.log(choices.size)
-                         - _log_split_pair_ratio(n_rows, splittable.size
-                                                 - (block_c.size >= 2) - (block_e.size >= 2) + 1,
-                                                 block_c.size, block_e.size))
+                         - _log_split_pair_ratio(
+                             n_rows, splittable.size - (block_c.size >= 2) - (block_e.size >= 2),
+                             block_c.size, block_e.size))
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
                 return None, members.size
             others = rng.permutation(members[(members != i) & (members != k)])

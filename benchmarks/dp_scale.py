@@ -73,7 +73,8 @@ def prepare(args, source, N):
         profiles, weights, lengths = reference_mixture(
             source, args.data, Path(args.workdir) / "reference", args.features,
             args.reference_iterations, args.reference_base)
-    base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
+    base = Path(args.workdir) / (source if source == "synthetic" else
+                                 f"{source}_W{args.features}_base{args.reference_base:g}")
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)
     cdfs = topic_cdfs(profiles)

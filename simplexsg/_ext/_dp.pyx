@@ -12,8 +12,8 @@ given the weights when the slice is -inf and every component of noticeable weigh
 
 ``sequential_allocation`` is the proposal of the split-merge move
 (``simplexsg.dpmixture.split_merge``): a block's rows split in two, one row at a time, by the
-Dirichlet-multinomial predictive; ``block_log_marginal`` and ``summed_log_marginal`` score a
-block, from its rows or from summed counts.
+Dirichlet-multinomial predictive, and returns each side's log marginal; ``summed_log_marginal``
+scores a block from summed counts.
 """
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, exp, fabs, lgamma, log, log1p
@@ -138,7 +138,8 @@ cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const 
 def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
                           Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
-                          signed char[::1] side, bint forced, double base):
+                          signed char[::1] side, bint forced, double base,
+                          double[::1] marginals):
     """Sequentially allocated split of a block (Dahl 2003): returns log q, the log probability
     of the sides.
 
@@ -148,29 +149,40 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     rows so far), else side 0. ``forced`` False: the side is ``uniform[r] < P(side 1)`` and is
     written to ``side[r]``; True: ``side`` is read, not drawn (the probability of a given split,
     for the reverse of a merge). Rows are CSR (indptr, indices, data) with ``n_features`` columns.
+    ``marginals`` (2,) receives each side's log Dirichlet-multinomial marginal without the
+    multinomial coefficient: the product of the predictives of its rows in the order they
+    joined (the chain rule), so no second pass over them.
     """
     cdef Py_ssize_t r, n = rows.shape[0]
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef double totals[2]
     cdef double sizes[2]
+    cdef double predictive[2]
     cdef double lp0, lp1, p1, log_q = 0.0, dim_base = n_features * base
     if counts == NULL:
         raise MemoryError(f"sequential_allocation: no memory for 2 x {n_features} counts")
     totals[0] = totals[1] = 0.0
     sizes[0] = sizes[1] = 1.0
     with nogil:
+        marginals[0] = _log_predictive(indptr, indices, data, anchor0, counts, 0.0, base,
+                                       dim_base)
+        marginals[1] = _log_predictive(indptr, indices, data, anchor1, counts, 0.0, base,
+                                       dim_base)
         _add_row(indptr, indices, data, anchor0, counts, &totals[0])
         _add_row(indptr, indices, data, anchor1, counts + n_features, &totals[1])
         for r in range(n):
-            lp0 = log(sizes[0]) + _log_predictive(indptr, indices, data, rows[r], counts,
-                                                  totals[0], base, dim_base)
-            lp1 = log(sizes[1]) + _log_predictive(indptr, indices, data, rows[r],
-                                                  counts + n_features, totals[1], base, dim_base)
+            predictive[0] = _log_predictive(indptr, indices, data, rows[r], counts, totals[0],
+                                            base, dim_base)
+            predictive[1] = _log_predictive(indptr, indices, data, rows[r],
+                                            counts + n_features, totals[1], base, dim_base)
+            lp0 = log(sizes[0]) + predictive[0]
+            lp1 = log(sizes[1]) + predictive[1]
             p1 = 1.0 / (1.0 + exp(lp0 - lp1))
             if not forced:
                 side[r] = 1 if uniform[r] < p1 else 0
             # log p1 = -softplus(lp0 - lp1), log(1 - p1) = -softplus(lp1 - lp0): no log(0)
             log_q = log_q - (_softplus(lp0 - lp1) if side[r] else _softplus(lp1 - lp0))
+            marginals[side[r]] += predictive[side[r]]
             sizes[side[r]] += 1.0
             _add_row(indptr, indices, data, rows[r], counts + side[r] * n_features,
                      &totals[side[r]])
@@ -178,36 +190,12 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     return log_q
 
 
-def block_log_marginal(const int64_t[::1] indptr, const int64_t[::1] indices,
-                       const double[::1] data, Py_ssize_t n_features, const int64_t[::1] rows,
-                       double base):
-    """log DirMult(summed counts of ``rows`` | Dirichlet(base)) without the multinomial
-    coefficient: ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]``
-    over the categories c present. O(entries of the rows), with d doubles of scratch."""
-    cdef Py_ssize_t r, p, c
-    cdef double* counts = <double*> calloc(max(n_features, 1), sizeof(double))
-    cdef double total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
-    if counts == NULL:
-        raise MemoryError(f"block_log_marginal: no memory for {n_features} counts")
-    with nogil:
-        for r in range(rows.shape[0]):
-            for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
-                counts[indices[p]] += data[p]
-                total = total + data[p]
-        for r in range(rows.shape[0]):
-            for p in range(indptr[rows[r]], indptr[rows[r] + 1]):
-                c = indices[p]
-                if counts[c] > 0.0:                 # each category once
-                    result = result + lgamma(base + counts[c]) - log_gamma_base
-                    counts[c] = 0.0
-    free(counts)
-    return result + lgamma(n_features * base) - lgamma(n_features * base + total)
-
-
 def summed_log_marginal(const int64_t[::1] index_a, const double[::1] count_a,
                         const int64_t[::1] index_b, const double[::1] count_b,
                         Py_ssize_t n_features, double base):
-    """``block_log_marginal`` of the union of two blocks given their summed counts, sparse
+    """log DirMult(summed counts | Dirichlet(base)) without the multinomial coefficient,
+    ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]`` over the
+    categories c present, of the union of two blocks given their summed counts, sparse
     vectors with sorted category ids (``index_a``, ``count_a``; an empty pair: one block):
     a merge's marginal in O(categories), without a pass over its rows."""
     cdef Py_ssize_t a = 0, b = 0, n_a = index_a.shape[0], n_b = index_b.shape[0]

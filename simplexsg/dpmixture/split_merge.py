@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln
 
-from .._ext._dp import block_log_marginal, sequential_allocation, summed_log_marginal
+from .._ext._dp import sequential_allocation, summed_log_marginal
 
 _NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
 #: Probability that a proposal's pair of rows is drawn from one component, a split
@@ -149,11 +149,6 @@ class SplitMerge:
         self.data = self.X.data.astype(np.float64)
         self.n_features, self.base = X.shape[1], float(base)
 
-    def _block(self, rows):
-        """log marginal of the block of ``rows`` (a pass over their counts)."""
-        return block_log_marginal(self.indptr, self.indices, self.data, self.n_features,
-                                  np.asarray(rows, dtype=np.int64), self.base)
-
     def _component(self, label, rows, cache):
         """(log marginal, category ids, summed counts) of the component ``label`` whose rows
         are ``rows``, kept in ``cache`` until a move changes it: a merge then sums two
@@ -187,10 +182,14 @@ class SplitMerge:
         return accepted
 
     def _allocation(self, i, k, others, side, forced, rng):
-        """log q of the sequential allocation of ``others`` between i (side 0) and k (side 1)."""
-        return sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i, k,
-                                     others, rng.random(others.size) if not forced
-                                     else np.zeros(others.size), side, forced, self.base)
+        """(log q of the sequential allocation of ``others`` between i (side 0) and k (side
+        1), the log marginals of the two sides' blocks (2,))."""
+        marginals = np.empty(2)
+        log_q = sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i,
+                                      k, others, rng.random(others.size) if not forced
+                                      else np.zeros(others.size), side, forced, self.base,
+                                      marginals)
+        return log_q, marginals
 
     def propose(self, z, alpha, rng, cache=None):
         """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
@@ -219,14 +218,13 @@ class SplitMerge:
             choices = _labels_to_choose(occupancy)
             e = int(choices[rng.integers(choices.size)])
             side = np.empty(others.size, dtype=np.int8)
-            log_q = self._allocation(i, k, others, side, False, rng)
+            log_q, marginals = self._allocation(i, k, others, side, False, rng)
             moved = np.concatenate([[k], others[side == 1]])
             kept = np.concatenate([[i], others[side == 0]])
             after = np.zeros(max(occupancy.size, e + 1), dtype=np.int64)
             after[:occupancy.size] = occupancy
             after[c], after[e] = kept.size, moved.size
-            log_ratio = (self._block(kept) + self._block(moved)
-                         - self._component(c, members, cache)[0]
+            log_ratio = (marginals.sum() - self._component(c, members, cache)[0]
                          + log_labelled_prior_change(occupancy, after, alpha, (c, e))
                          - log_q + np.log(choices.size)
                          + _log_split_pair_ratio(n_rows, splittable.size - 1, kept.size,
@@ -252,7 +250,7 @@ class SplitMerge:
                 return None, members.size
             others = rng.permutation(members[(members != i) & (members != k)])
             side = (z[others] == e).astype(np.int8)
-            log_ratio += self._allocation(i, k, others, side, True, rng)
+            log_ratio += self._allocation(i, k, others, side, True, rng)[0]
             moved, target, source, kind = block_e, c, e, "merge"
         if log_u < log_ratio:
             blocks.move(z, np.sort(moved), target, source)

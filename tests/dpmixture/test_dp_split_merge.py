@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 
-from simplexsg._ext._dp import block_log_marginal, summed_log_marginal
+from simplexsg._ext._dp import sequential_allocation, summed_log_marginal
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
                                              log_labelled_prior_change)
@@ -78,9 +78,9 @@ def dirichlet_multinomial(counts, base):
 
 
 @pytest.mark.parametrize("rows_a, rows_b", [([0, 1], [2, 4]), ([3], []), ([0, 2, 3], [1])])
-def test_a_blocks_marginal_from_rows_and_from_summed_counts(rows_a, rows_b):
+def test_a_blocks_marginal_from_summed_counts(rows_a, rows_b):
     """A merge's marginal from two components' summed counts (sorted category ids, overlapping
-    or not, one block empty) equals the Dirichlet-multinomial of the union, as from its rows."""
+    or not, one block empty) equals the Dirichlet-multinomial of the union."""
     X = np.array([[3, 0, 1, 0, 0, 2], [0, 0, 4, 1, 0, 0], [1, 1, 0, 0, 0, 5],
                   [0, 2, 0, 0, 7, 0], [2, 0, 0, 3, 1, 0]], dtype=np.float64)
     sums = [X[rows].sum(axis=0) for rows in (rows_a, rows_b)]
@@ -88,10 +88,23 @@ def test_a_blocks_marginal_from_rows_and_from_summed_counts(rows_a, rows_b):
     exact = dirichlet_multinomial(sums[0] + sums[1], BETA6)
     assert summed_log_marginal(*sparse[0], *sparse[1], X.shape[1], BETA6) == pytest.approx(
         exact, rel=1e-13)
-    csr = sp.csr_matrix(X)
-    assert block_log_marginal(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-                              csr.data, X.shape[1], np.array(rows_a + rows_b, dtype=np.int64),
-                              BETA6) == pytest.approx(exact, rel=1e-13)
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_a_sequential_allocation_gives_its_sides_marginals(forced):
+    """The sides' log marginals the allocation returns, from its predictives by the chain rule,
+    equal the Dirichlet-multinomial of each side's summed counts, drawn or given sides alike."""
+    X = sp.csr_matrix(np.random.default_rng(7).poisson(1.5, size=(40, 9)).astype(np.float64))
+    others = np.arange(2, 40, dtype=np.int64)
+    side = np.random.default_rng(8).integers(2, size=others.size).astype(np.int8)
+    marginals = np.empty(2)
+    sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 9, 0,
+                          1, others, np.random.default_rng(9).random(others.size), side, forced,
+                          BETA6, marginals)
+    dense = X.toarray()
+    for s, anchor in ((0, 0), (1, 1)):
+        block = dense[np.r_[anchor, others[side == s]]].sum(axis=0)
+        assert marginals[s] == pytest.approx(dirichlet_multinomial(block, BETA6), rel=1e-12)
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

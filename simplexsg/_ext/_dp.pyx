@@ -16,9 +16,9 @@ Dirichlet-multinomial predictive, and returns each side's log marginal; ``summed
 scores a block from summed counts.
 """
 from cython.parallel cimport parallel, prange, threadid
-from libc.math cimport INFINITY, exp, fabs, lgamma, log, log1p
+from libc.math cimport INFINITY, NAN, exp, fabs, isnan, lgamma, log, log1p
 from libc.stdint cimport SIZE_MAX, int64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 
 
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
@@ -97,49 +97,70 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     return missing
 
 
-cdef inline double _softplus(double x) noexcept nogil:
-    """log(1 + exp(x)) without overflow."""
-    return (x if x > 0.0 else 0.0) + log1p(exp(-fabs(x)))
+cdef struct _Rising:
+    # values[c] = lgamma(c + offset) - lgamma(offset), the log rising factorial of offset with
+    # c steps, for c < size: counts' predictives as differences of two entries
+    double* values
+    Py_ssize_t size
+    double offset
 
 
-cdef double _log_rising(double a, double x) noexcept nogil:
-    """log of the rising factorial a (a + 1) ... (a + x - 1) = lgamma(a + x) - lgamma(a), for a
-    count x >= 0 (a sum of logs when x is a small integer, lgamma otherwise)."""
-    cdef double total = 0.0, t = 0.0
-    if x > 16.0 or x != <double> <int64_t> x:
-        return lgamma(a + x) - lgamma(a)
-    while t < x:
-        total = total + log(a + t)
-        t = t + 1.0
-    return total
+cdef bint _reach(_Rising* table, Py_ssize_t c) noexcept nogil:
+    """Extend ``table`` to hold entry c (doubling; one log an entry); False if out of memory."""
+    cdef Py_ssize_t k, size = max(2 * table.size, c + 1)
+    cdef double* values = <double*> realloc(table.values, size * sizeof(double))
+    if values == NULL:
+        return False
+    for k in range(table.size, size):
+        values[k] = values[k - 1] + log(k - 1 + table.offset)
+    table.values, table.size = values, size
+    return True
 
 
 cdef double _log_predictive(const int64_t[::1] indptr, const int64_t[::1] indices,
                             const double[::1] data, Py_ssize_t i, const double* counts,
-                            double total, double base, double dim_base) noexcept nogil:
+                            _Rising* rising, double log_norm, double log_norm_after) noexcept nogil:
     """log p(x_i | the rows already in a block) under Dirichlet(base) components, without the
-    multinomial coefficient: the block's summed counts ``counts`` (d,) and their ``total``."""
-    cdef Py_ssize_t p
-    cdef double row_total = 0.0, result = 0.0
+    multinomial coefficient, from the block's summed counts ``counts`` (d,): each category's
+    rising factorial (from ``rising``, offset base) less the total's, ``log_norm_after -
+    log_norm`` = lgamma(total + x_i's total + d base) - lgamma(total + d base). NaN if the
+    table cannot grow."""
+    cdef Py_ssize_t p, before, after
+    cdef double result = log_norm - log_norm_after
+    cdef const double* values = rising.values       # in registers, not reread from *rising
+    cdef Py_ssize_t size = rising.size
     for p in range(indptr[i], indptr[i + 1]):
-        result = result + _log_rising(counts[indices[p]] + base, data[p])
-        row_total = row_total + data[p]
-    return result - _log_rising(total + dim_base, row_total)
+        before = <Py_ssize_t> counts[indices[p]]
+        after = before + <Py_ssize_t> data[p]
+        if after >= size:
+            if not _reach(rising, after):
+                return NAN
+            values, size = rising.values, rising.size
+        result = result + values[after] - values[before]
+    return result
+
+
+cdef double _row_total(const int64_t[::1] indptr, const double[::1] data,
+                       Py_ssize_t i) noexcept nogil:
+    cdef Py_ssize_t p
+    cdef double total = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        total = total + data[p]
+    return total
 
 
 cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
-                   Py_ssize_t i, double* counts, double* total) noexcept nogil:
+                   Py_ssize_t i, double* counts) noexcept nogil:
     cdef Py_ssize_t p
     for p in range(indptr[i], indptr[i + 1]):
         counts[indices[p]] += data[p]
-        total[0] += data[p]
 
 
 def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
                           Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
                           signed char[::1] side, bint forced, double base,
-                          double[::1] marginals):
+                          double[::1] marginals, double stop_below=-INFINITY):
     """Sequentially allocated split of a block (Dahl 2003): returns log q, the log probability
     of the sides.
 
@@ -148,45 +169,74 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     (n: rows in the block so far; p: the Dirichlet(base)-multinomial predictive given the block's
     rows so far), else side 0. ``forced`` False: the side is ``uniform[r] < P(side 1)`` and is
     written to ``side[r]``; True: ``side`` is read, not drawn (the probability of a given split,
-    for the reverse of a merge). Rows are CSR (indptr, indices, data) with ``n_features`` columns.
-    ``marginals`` (2,) receives each side's log Dirichlet-multinomial marginal without the
-    multinomial coefficient: the product of the predictives of its rows in the order they
-    joined (the chain rule), so no second pass over them.
+    for the reverse of a merge). Rows are CSR (indptr, indices, data) of non-negative integer
+    counts with ``n_features`` columns (the predictives read tables of log rising factorials
+    at integer counts). ``marginals`` (2,) receives each side's log Dirichlet-multinomial
+    marginal without the multinomial coefficient: the product of the predictives of its rows
+    in the order they joined (the chain rule), so no second pass over them.
+
+    ``stop_below`` (``forced`` only): log q only falls as rows join, so the pass ends as soon as
+    it is below this and returns the value reached, with ``marginals`` partial: a merge
+    rejected whatever the rest of q is costs the rows it took to show it.
     """
-    cdef Py_ssize_t r, n = rows.shape[0]
-    cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
-    cdef double totals[2]
+    cdef Py_ssize_t r, s, n = rows.shape[0]
     cdef double sizes[2]
+    cdef double log_sizes[2]
+    cdef double totals[2]
+    cdef double log_norm[2]             # lgamma(total + d base) of each side
+    cdef double log_norm_after[2]       # the same with the row joined
     cdef double predictive[2]
-    cdef double lp0, lp1, p1, log_q = 0.0, dim_base = n_features * base
-    if counts == NULL:
+    cdef double row_total, difference, odds, log_q = 0.0, dim_base = n_features * base
+    cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
+    cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
+    cdef bint out_of_memory = False
+    if counts == NULL or rising.values == NULL:
+        free(counts)
+        free(rising.values)
         raise MemoryError(f"sequential_allocation: no memory for 2 x {n_features} counts")
-    totals[0] = totals[1] = 0.0
     sizes[0] = sizes[1] = 1.0
+    log_sizes[0] = log_sizes[1] = 0.0
     with nogil:
-        marginals[0] = _log_predictive(indptr, indices, data, anchor0, counts, 0.0, base,
-                                       dim_base)
-        marginals[1] = _log_predictive(indptr, indices, data, anchor1, counts, 0.0, base,
-                                       dim_base)
-        _add_row(indptr, indices, data, anchor0, counts, &totals[0])
-        _add_row(indptr, indices, data, anchor1, counts + n_features, &totals[1])
+        for s in range(2):
+            r = anchor1 if s else anchor0
+            totals[s] = _row_total(indptr, data, r)
+            log_norm[s] = lgamma(totals[s] + dim_base)
+            marginals[s] = _log_predictive(indptr, indices, data, r, counts, &rising,
+                                           lgamma(dim_base), log_norm[s])
+        _add_row(indptr, indices, data, anchor0, counts)
+        _add_row(indptr, indices, data, anchor1, counts + n_features)
         for r in range(n):
-            predictive[0] = _log_predictive(indptr, indices, data, rows[r], counts, totals[0],
-                                            base, dim_base)
-            predictive[1] = _log_predictive(indptr, indices, data, rows[r],
-                                            counts + n_features, totals[1], base, dim_base)
-            lp0 = log(sizes[0]) + predictive[0]
-            lp1 = log(sizes[1]) + predictive[1]
-            p1 = 1.0 / (1.0 + exp(lp0 - lp1))
+            row_total = _row_total(indptr, data, rows[r])
+            for s in range(2):
+                log_norm_after[s] = lgamma(totals[s] + row_total + dim_base)
+                predictive[s] = _log_predictive(indptr, indices, data, rows[r],
+                                                counts + s * n_features, &rising, log_norm[s],
+                                                log_norm_after[s])
+            if isnan(predictive[0]) or isnan(predictive[1]):
+                out_of_memory = True
+                break
+            # P(side 1) = 1 / (1 + exp(difference)); log P(side 1) = -softplus(difference),
+            # log P(side 0) = -softplus(-difference): no log(0)
+            difference = log_sizes[0] + predictive[0] - log_sizes[1] - predictive[1]
+            odds = exp(-fabs(difference))                   # the smaller side's odds
             if not forced:
-                side[r] = 1 if uniform[r] < p1 else 0
-            # log p1 = -softplus(lp0 - lp1), log(1 - p1) = -softplus(lp1 - lp0): no log(0)
-            log_q = log_q - (_softplus(lp0 - lp1) if side[r] else _softplus(lp1 - lp0))
-            marginals[side[r]] += predictive[side[r]]
-            sizes[side[r]] += 1.0
-            _add_row(indptr, indices, data, rows[r], counts + side[r] * n_features,
-                     &totals[side[r]])
+                side[r] = uniform[r] < (odds if difference > 0.0 else 1.0) / (1.0 + odds)
+            log_q = log_q - log1p(odds) - (
+                max(difference, 0.0) if side[r] else max(-difference, 0.0))
+            s = side[r]
+            marginals[s] += predictive[s]
+            sizes[s] += 1.0
+            log_sizes[s] = log(sizes[s])
+            totals[s] += row_total
+            log_norm[s] = log_norm_after[s]
+            _add_row(indptr, indices, data, rows[r], counts + s * n_features)
+            if forced and log_q < stop_below:
+                break
     free(counts)
+    free(rising.values)
+    if out_of_memory or isnan(marginals[0]) or isnan(marginals[1]):
+        raise MemoryError("sequential_allocation: no memory for the table of log rising "
+                          "factorials")
     return log_q
 
 

@@ -32,7 +32,9 @@ depends on the state, and its ratio between the two states enters each acceptanc
   (p(z) |E(z')| q(i, k | z))`` with q the probability that the sequential allocation, in a
   random order, recreates the two blocks.
   Since q <= 1, a merge whose ratio without q is already below the uniform is rejected without
-  computing q (the same decision, at the cost of one pass over the two blocks).
+  computing q, and the pass that computes q stops as soon as the part of q it has is too small
+  (each row's factor is at most 1): the same decisions, at the cost of the rows needed to
+  reach them.
 
 The random order is drawn the same way in both directions and independently of the state, so
 each order defines a reversible move and so does their mixture. A move followed by exact draws
@@ -49,6 +51,9 @@ _NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
 #: Probability that a proposal's pair of rows is drawn from one component, a split
 #: (docs/benchmarks/dp.rst, "Split proposals within a component").
 SPLIT_SHARE = 0.05
+#: A merge's pass over its rows for q stops once log q is this far below what acceptance
+#: needs (nats): past rounding error, so the decision is the one the whole pass would make.
+_DECISION_MARGIN = 1e-6
 
 
 def _log_pair_probability(n_rows, n_splittable, shared):
@@ -133,7 +138,8 @@ class _Blocks:
 
 
 class SplitMerge:
-    """Split-merge proposals on rows X (CSR counts) with Dirichlet(``base``) components.
+    """Split-merge proposals on rows X (CSR non-negative integer counts, as
+    ``simplexsg.corpus.check_counts`` returns) with Dirichlet(``base``) components.
 
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
@@ -181,14 +187,15 @@ class SplitMerge:
             done, rows = done + 1, rows + size
         return accepted
 
-    def _allocation(self, i, k, others, side, forced, rng):
+    def _allocation(self, i, k, others, side, forced, rng, stop_below=-np.inf):
         """(log q of the sequential allocation of ``others`` between i (side 0) and k (side
-        1), the log marginals of the two sides' blocks (2,))."""
+        1), the log marginals of the two sides' blocks (2,)); ``forced`` with ``stop_below``:
+        a value below it as soon as log q falls below it (``sequential_allocation``)."""
         marginals = np.empty(2)
         log_q = sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i,
                                       k, others, rng.random(others.size) if not forced
                                       else np.zeros(others.size), side, forced, self.base,
-                                      marginals)
+                                      marginals, stop_below)
         return log_q, marginals
 
     def propose(self, z, alpha, rng, cache=None):
@@ -250,7 +257,9 @@ class SplitMerge:
                 return None, members.size
             others = rng.permutation(members[(members != i) & (members != k)])
             side = (z[others] == e).astype(np.int8)
-            log_ratio += self._allocation(i, k, others, side, True, rng)[0]
+            # log q only falls: the pass stops once the merge is rejected whatever its rest
+            stop_below = log_u - log_ratio - _DECISION_MARGIN
+            log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
             moved, target, source, kind = block_e, c, e, "merge"
         if log_u < log_ratio:
             blocks.move(z, np.sort(moved), target, source)

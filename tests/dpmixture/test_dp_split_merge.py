@@ -91,10 +91,13 @@ def test_a_blocks_marginal_from_summed_counts(rows_a, rows_b):
 
 
 @pytest.mark.parametrize("forced", [False, True])
-def test_a_sequential_allocation_gives_its_sides_marginals(forced):
+@pytest.mark.parametrize("mean_count", [1.5, 40.0])
+def test_a_sequential_allocation_gives_its_sides_marginals(forced, mean_count):
     """The sides' log marginals the allocation returns, from its predictives by the chain rule,
-    equal the Dirichlet-multinomial of each side's summed counts, drawn or given sides alike."""
-    X = sp.csr_matrix(np.random.default_rng(7).poisson(1.5, size=(40, 9)).astype(np.float64))
+    equal the Dirichlet-multinomial of each side's summed counts, drawn or given sides alike,
+    for small counts and for counts whose table of rising factorials grows past a thousand."""
+    X = sp.csr_matrix(np.random.default_rng(7).poisson(mean_count, size=(40, 9))
+                      .astype(np.float64))
     others = np.arange(2, 40, dtype=np.int64)
     side = np.random.default_rng(8).integers(2, size=others.size).astype(np.int8)
     marginals = np.empty(2)
@@ -105,6 +108,22 @@ def test_a_sequential_allocation_gives_its_sides_marginals(forced):
     for s, anchor in ((0, 0), (1, 1)):
         block = dense[np.r_[anchor, others[side == s]]].sum(axis=0)
         assert marginals[s] == pytest.approx(dirichlet_multinomial(block, BETA6), rel=1e-12)
+
+
+def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
+    """With ``stop_below`` above the whole pass's log q, the forced pass returns a value below
+    the bound and above log q (a part of it, each row's factor below 1); with the bound below
+    log q, the whole pass's value, to the bit."""
+    X = sp.csr_matrix(np.random.default_rng(3).poisson(2.0, size=(300, 12)).astype(np.float64))
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1,
+            np.arange(2, 300, dtype=np.int64), np.zeros(298),
+            np.random.default_rng(4).integers(2, size=298).astype(np.int8), True, BETA6)
+    whole = sequential_allocation(*args, np.empty(2))
+    assert whole < -50.0                 # many rows' factors, so a bound can cut the pass
+    assert sequential_allocation(*args, np.empty(2), whole - 1e-3) == whole
+    bound = whole / 2
+    stopped = sequential_allocation(*args, np.empty(2), bound)
+    assert whole < stopped < bound
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import DPMixture
+from simplexsg._ext._dp import slice_allocate
 from simplexsg.datasets import (UCIBowCorpus, load_msweb, make_multinomial_mixture,
                                 save_uci_bow)
 from simplexsg.dpmixture import defaults, slice_sampler
@@ -139,6 +140,31 @@ def test_no_nan_at_extreme_sparsity(sampler):
     assert all(np.isfinite(h["alpha"]) and h["alpha"] > 0 and np.isfinite(h["score"])
                for h in dp.history_)
     assert len(dp.history_) == 100
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weighted):
+    """Each row's component is the inverse CDF, at its uniform and in the components' order, of
+    ``p(j) ∝ 1(w_j >= u_i) [w_j] Mult(x_i | phi_j)``, written here in numpy, whatever order of
+    the weights the kernel works in; -1 where no weight reaches the slice."""
+    rng = np.random.default_rng(5)
+    n, K, d = 400, 9, 6
+    X = sp.csr_matrix(rng.poisson(1.0, size=(n, d)).astype(np.float64))
+    log_phi = np.log(rng.dirichlet(np.ones(d), size=K))
+    log_w = np.log(rng.dirichlet(np.ones(K)))                  # unsorted weights
+    log_slice = np.log(rng.random(n)) + np.where(rng.random(n) < 0.05, 5.0, -1.0)
+    uniforms = rng.random(n)
+    log_p = np.asarray(X @ log_phi.T) + (log_w if weighted else 0.0)
+    log_p[log_w[None, :] < log_slice[:, None]] = -np.inf
+    expected = np.full(n, -1)
+    for i in np.flatnonzero(np.isfinite(log_p).any(axis=1)):
+        p = np.exp(log_p[i] - log_p[i].max())
+        expected[i] = np.flatnonzero(np.cumsum(p) > uniforms[i] * p.sum())[0]
+    z = np.empty(n, dtype=np.int64)
+    missing = slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+                             log_phi, log_w, log_slice, uniforms, z, weighted, 2)
+    assert missing == np.count_nonzero(expected < 0) > 0
+    assert np.array_equal(z, expected)
 
 
 #: Runs in a child process: slice_allocate with 64 MB of scratch space to find (8M components)

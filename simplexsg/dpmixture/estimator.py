@@ -12,7 +12,7 @@ from .._dask import CorpusShards
 from .._fitting import CountModelMixin, first_partial_fit_total, restore_on_error
 from ..corpus import bow_to_csr, check_counts, is_bow_corpus
 from . import training
-from .slice_sampler import log_predictive
+from .slice_sampler import log_predictive, row_blocks
 from .validation import CONSTRAINTS, check_params
 
 
@@ -349,7 +349,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ndarray (n_rows, n_components_), rows summing to 1
         """
         check_is_fitted(self, "components_")
-        X = self._read(X, reset=False)
+        return self._probabilities(self._read(X, reset=False))
+
+    def _probabilities(self, X):
+        """``predict_proba`` of the validated CSR rows X."""
         log_joint = np.asarray(X @ np.log(self.components_).T) + np.log(self.weights_)
         return np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
 
@@ -365,4 +368,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         -------
         ndarray (n_rows,) of int, indices into ``components_``
         """
-        return np.argmax(self.predict_proba(X), axis=1)
+        check_is_fitted(self, "components_")
+        X = self._read(X, reset=False)
+        return np.concatenate([np.zeros(0, dtype=np.intp)] + [
+            np.argmax(self._probabilities(X[rows]), axis=1)
+            for rows in row_blocks(X.shape[0], self.components_.shape[0])])

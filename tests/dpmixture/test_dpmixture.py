@@ -92,6 +92,19 @@ def test_score_samples_is_the_predictive_density():
     assert np.isclose(dp.score(X), np.mean(expected))
 
 
+def test_scores_and_labels_by_blocks_of_rows_are_those_of_all_rows(monkeypatch):
+    """``score_samples`` and ``predict`` work on blocks of rows (bounded memory); blocks of one
+    or two rows give what one block of every row gives."""
+    X, _, _, _ = make_multinomial_mixture(60, 6, 3, random_state=3)
+    dp = DPMixture("scir", batch_size=20, max_iter=20, random_state=0).fit(X)
+    whole = dp.score_samples(X), dp.predict(X), dp.predict_proba(X).argmax(axis=1)
+    monkeypatch.setattr(slice_sampler, "BLOCK_VALUES", 2 * dp.theta_.shape[0] + 2)
+    assert len(slice_sampler.row_blocks(X.shape[0], dp.theta_.shape[0] + 1)) == 30
+    assert np.array_equal(dp.score_samples(X), whole[0])
+    assert np.array_equal(dp.predict(X), whole[1])
+    assert np.array_equal(whole[1], whole[2])
+
+
 def test_predict_proba_is_bayes_rule():
     rng = np.random.default_rng(1)
     X, _, _, _ = make_multinomial_mixture(50, 6, 2, random_state=2)

@@ -45,9 +45,11 @@ PILOT_TIME_SHARE = 0.5
 #: Rows and stored counts of the pilot chain at most (``init_rows=None``), for the exact sampler
 #: ("gibbs"), which finds more clusters itself.
 PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
-#: The same for SCIR and SGRLD, whose chains keep the pilot's clusters and add none: enough rows
-#: to hold clusters of 0.1% of the data ("The DP mixture at scale" in docs/benchmarks/dp.rst).
-MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 50_000, 5_000_000
+#: The same for SCIR and SGRLD, whose chains keep the pilot's clusters and add few: enough rows
+#: to hold clusters of 0.1% of the data, and enough of their counts, on rows of a few words,
+#: to tell them apart ("The DP mixture at scale" and "The pilot's rows" in
+#: docs/benchmarks/dp.rst).
+MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
 #: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
 #: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a budget in block rows,
 #: which the seed alone decides; a split passes over its block's rows, a merge sums its two

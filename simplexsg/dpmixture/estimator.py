@@ -50,8 +50,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     init_rows : int or None, default None
         Rows of the pilot chain; None: random rows up to ``PILOT_ROWS`` (5000) rows and
         ``PILOT_ENTRIES`` (100,000) stored counts for "gibbs", ``MINIBATCH_PILOT_ROWS``
-        (50,000) and ``MINIBATCH_PILOT_ENTRIES`` (5,000,000) for "scir" and "sgrld", whose
-        chains keep the pilot's clusters and add none, so that the pilot's cost is bounded
+        (200,000) and ``MINIBATCH_PILOT_ENTRIES`` (5,000,000) for "scir" and "sgrld", whose
+        chains keep the pilot's clusters and add few, so that the pilot's cost is bounded
         whatever the row length.
     client : dask.distributed.Client or None, default None
         Allocate each minibatch's rows (``sampler="scir"``/``"sgrld"``) on the workers of a Dask

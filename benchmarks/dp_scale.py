@@ -22,7 +22,9 @@ its peak resident memory is its own:
   what a user with a count matrix gets (``sampler="auto"``: exact Gibbs up to 10^6 rows, until
   its convergence check stops it).
 
---params sets more parameters in every run (e.g. ``'{"base_concentration": 0.05}'``).
+--params sets more parameters in every run (e.g. ``'{"base_concentration": 0.05}'``; with
+``--samplers matrix``, ``'{"sampler": "scir", "evaluate_every": 100}'`` runs SCIR on the rows
+in memory).
 
 Each run scores the held-out rows every --evaluate-every iterations (the exact sampler: every
 iteration): the mean log predictive per row (``score``), the ARI of ``predict`` against the
@@ -141,9 +143,10 @@ def child(args):
     settings = (dict() if args.child in ("default", "matrix") else
                 dict(sampler=args.child, max_time=args.budget, max_iter=NO_ITER_LIMIT,
                      tol=None))
-    settings.update(json.loads(args.params))
-    model = Traced(n_jobs=args.threads, random_state=args.seed, evaluate_every=every,
-                   **settings)
+    settings = dict(n_jobs=args.threads, random_state=args.seed, evaluate_every=every,
+                    **settings)
+    settings.update(json.loads(args.params))       # may set evaluate_every, e.g. for SCIR
+    model = Traced(**settings)
     start = time.perf_counter()
     model.fit(data, X_heldout=X_test)
     wall = time.perf_counter() - start

@@ -27,8 +27,12 @@ AUTO_TOL = {"gibbs": 5e-4, "scir": None, "sgrld": None}
 #: Sweeps of the exact sampler between convergence checks: a sweep's gain is below the score's
 #: spread between sweeps ("The exact sampler's length" in docs/benchmarks/dp.rst).
 GIBBS_CHECK_SWEEPS = 5
-#: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows.
-AUTO_GIBBS_ROWS = 1_000_000
+#: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows and stored
+#: counts, SCIR above: a sweep costs the stored counts times the components, and SCIR (in
+#: memory or streamed) beats exact Gibbs at equal time on 10^6 rows of news (97M counts), not
+#: on 10^6 synthetic rows (15M) nor on 10^5 rows ("The crossover, re-measured" in
+#: docs/benchmarks/dp.rst).
+AUTO_GIBBS_ROWS, AUTO_GIBBS_ENTRIES = 1_000_000, 40_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.
 MONITOR_ROWS = 1000
 #: Iterations and split-merge proposals per iteration of the pilot chain of ``init="pilot"``
@@ -75,12 +79,14 @@ class Stream(enum.IntEnum):
     MONITOR = 3
 
 
-def auto_sampler(n_rows, chain_sampler=None):
+def auto_sampler(n_rows, n_entries=None, chain_sampler=None):
     """The sampler of ``sampler="auto"``: the chain's own (``chain_sampler``, when continuing
-    one), else "gibbs" for at most AUTO_GIBBS_ROWS rows in memory, else "scir" (``n_rows``
-    None: a streamed corpus or ``partial_fit``)."""
-    return chain_sampler or (
-        "gibbs" if n_rows is not None and n_rows <= AUTO_GIBBS_ROWS else "scir")
+    one), else "gibbs" for at most AUTO_GIBBS_ROWS rows and AUTO_GIBBS_ENTRIES stored counts
+    (``n_entries``; None: not counted) in memory, else "scir" (``n_rows`` None: a streamed
+    corpus or ``partial_fit``)."""
+    small = (n_rows is not None and n_rows <= AUTO_GIBBS_ROWS
+             and (n_entries is None or n_entries <= AUTO_GIBBS_ENTRIES))
+    return chain_sampler or ("gibbs" if small else "scir")
 
 
 def pilot_bounds(sampler):

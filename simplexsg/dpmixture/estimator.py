@@ -26,9 +26,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     sampler : {"auto", "scir", "sgrld", "gibbs"}, default "auto"
         "scir"/"sgrld": minibatched slice sampler, sticks and components moved by one SCIR/SGRLD
         step per iteration. "gibbs": the exact slice sampler on every row, with split-merge
-        moves. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows in memory, else
-        "scir" (a streamed corpus and ``partial_fit``: "scir"); ``sampler_`` says which. The
-        study behind it is on docs/benchmarks/dp.rst.
+        moves. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows and
+        ``AUTO_GIBBS_ENTRIES`` (4 x 10^7) stored counts in memory, else "scir" (a streamed
+        corpus and ``partial_fit``: "scir"); ``sampler_`` says which. A sweep of the exact
+        sampler costs the stored counts; the crossover is measured on docs/benchmarks/dp.rst.
     base_concentration : float, default 0.5
         Symmetric Dirichlet parameter of the base measure (the components' prior).
     alpha_prior : (float, float), default (1.0, 1.0)
@@ -208,10 +209,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     # ---------------------------------------------------------------- parameters
     _parameter_constraints = CONSTRAINTS
 
-    def _check_params(self, n_rows=None, continuing=False):
-        """The parameters validated and resolved, "auto" for ``n_rows`` rows or, ``continuing``,
-        the chain's sampler (``simplexsg.dpmixture.validation.check_params``)."""
-        return check_params(self, n_rows, continuing)
+    def _check_params(self, n_rows=None, continuing=False, n_entries=None):
+        """The parameters validated and resolved, "auto" for ``n_rows`` rows of ``n_entries``
+        stored counts or, ``continuing``, the chain's sampler
+        (``simplexsg.dpmixture.validation.check_params``)."""
+        return check_params(self, n_rows, continuing, n_entries)
 
     def _read(self, X, reset):
         if isinstance(X, CorpusShards):

@@ -327,7 +327,9 @@ def _start_matrix(model, X, X_heldout):
     plan = fit_plan(model, params.warm_start, "_z")
     resume, extend = plan == "resume", plan == "continue"
     X = _read_matrix(model, X, reset=not (resume or extend))
-    params = model._check_params(X.shape[0], continuing=resume or extend)
+    params = model._check_params(X.shape[0], continuing=resume or extend,
+                                 n_entries=int(X.nnz if sp.issparse(X)
+                                               else np.sum(X.row_entries())))
     executor = LocalExecutor() if model.client is None else _dask_executor(model, X, params)
     heldout = None if X_heldout is None else check_counts(X_heldout)
     if heldout is not None and heldout.shape[1] != X.shape[1]:
@@ -366,8 +368,9 @@ def _dask_executor(model, X, params):
     into shards on its workers); ValueError for the exact sampler."""
     if params.sampler == "gibbs":
         chose = (f" (sampler='auto' chose it for {X.shape[0]} rows, at most "
-                 f"AUTO_GIBBS_ROWS = {defaults.AUTO_GIBBS_ROWS})" if model.sampler == "auto"
-                 else "")
+                 f"AUTO_GIBBS_ROWS = {defaults.AUTO_GIBBS_ROWS}, and at most "
+                 f"AUTO_GIBBS_ENTRIES = {defaults.AUTO_GIBBS_ENTRIES} stored counts)"
+                 if model.sampler == "auto" else "")
         raise ValueError(
             f"the exact sampler 'gibbs'{chose} does not run on a Dask client: its split-merge "
             "moves change whole clusters at once, reading every row of the clusters they "

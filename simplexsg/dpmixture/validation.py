@@ -46,10 +46,10 @@ CONSTRAINTS = {
 }
 
 
-def check_params(estimator, n_rows=None, continuing=False):
+def check_params(estimator, n_rows=None, continuing=False, n_entries=None):
     """Validate the parameters of ``estimator`` (a ``DPMixture``); return them resolved
-    (``Params``), with the sampler of "auto" resolved for a data set of ``n_rows`` rows (None: a
-    stream of minibatches, ``partial_fit``), or the chain's own (``sampler_``) when
+    (``Params``), with the sampler of "auto" resolved for a data set of ``n_rows`` rows and
+    ``n_entries`` stored counts (None: a stream of minibatches, ``partial_fit``), or the chain's own (``sampler_``) when
     ``continuing``. Raises ``InvalidParameterError`` (a ValueError and a TypeError), ValueError
     or TypeError naming the parameter; changes nothing."""
     validate_params(estimator)
@@ -64,7 +64,7 @@ def check_params(estimator, n_rows=None, continuing=False):
     checkpoint_every = check_checkpoint(estimator.checkpoint_every, estimator.checkpoint_path)
     # the defaults (simplexsg.dpmixture.defaults)
     sampler = estimator.sampler if estimator.sampler != "auto" else auto_sampler(
-        n_rows, getattr(estimator, "sampler_", None) if continuing else None)
+        n_rows, n_entries, getattr(estimator, "sampler_", None) if continuing else None)
     tol = resolve_tol(estimator.tol, sampler)
     max_iter = (default_max_iter(sampler, estimator.tol) if estimator.max_iter is None
                 else int(estimator.max_iter))

@@ -2,6 +2,7 @@
 plateau of its convergence check (#13)."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 from simplexsg import DPMixture
@@ -39,11 +40,16 @@ def test_the_default_recovers_a_thirty_cluster_mixture(thirty, sampler):
 
 
 def test_auto_picks_the_exact_sampler_up_to_a_size(thirty, monkeypatch):
-    """"auto" is "gibbs" up to AUTO_GIBBS_ROWS rows and "scir" above, and for partial_fit; a
-    continued chain keeps its sampler."""
+    """"auto" is "gibbs" up to AUTO_GIBBS_ROWS rows and AUTO_GIBBS_ENTRIES stored counts and
+    "scir" above either, and for partial_fit; a continued chain keeps its sampler."""
     from simplexsg.dpmixture import defaults
-    X = thirty[0][:300]
+    X = sp.csr_matrix(thirty[0][:300])
     assert DPMixture(max_iter=2, random_state=0).fit(X).sampler_ == "gibbs"
+    monkeypatch.setattr(defaults, "AUTO_GIBBS_ENTRIES", X.nnz)
+    assert DPMixture(max_iter=2, random_state=0).fit(X).sampler_ == "gibbs"
+    monkeypatch.setattr(defaults, "AUTO_GIBBS_ENTRIES", X.nnz - 1)
+    assert DPMixture(max_iter=2, random_state=0).fit(X).sampler_ == "scir"
+    monkeypatch.setattr(defaults, "AUTO_GIBBS_ENTRIES", X.nnz)
     monkeypatch.setattr(defaults, "AUTO_GIBBS_ROWS", 299)
     dp = DPMixture(max_iter=2, random_state=0).fit(X)
     assert dp.sampler_ == "scir" and dp.n_iter_ == 2

@@ -28,9 +28,8 @@ AUTO_TOL = {"gibbs": 5e-4, "scir": None, "sgrld": None}
 #: spread between sweeps ("The exact sampler's length" in docs/benchmarks/dp.rst).
 GIBBS_CHECK_SWEEPS = 5
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows and stored
-#: counts, SCIR above: a sweep costs the stored counts times the components, and SCIR (in
-#: memory or streamed) beats exact Gibbs at equal time on 10^6 rows of news (97M counts), not
-#: on 10^6 synthetic rows (15M) nor on 10^5 rows ("The crossover, re-measured" in
+#: counts, SCIR above: a sweep costs the stored counts times the components, and these bounds
+#: are where SCIR starts to win at equal time ("The crossover, re-measured" in
 #: docs/benchmarks/dp.rst).
 AUTO_GIBBS_ROWS, AUTO_GIBBS_ENTRIES = 1_000_000, 40_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.

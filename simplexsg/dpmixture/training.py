@@ -327,9 +327,9 @@ def _start_matrix(model, X, X_heldout):
     plan = fit_plan(model, params.warm_start, "_z")
     resume, extend = plan == "resume", plan == "continue"
     X = _read_matrix(model, X, reset=not (resume or extend))
-    params = model._check_params(X.shape[0], continuing=resume or extend,
-                                 n_entries=int(X.nnz if sp.issparse(X)
-                                               else np.sum(X.row_entries())))
+    entries = None if model.sampler != "auto" else int(   # gathered from workers if sharded
+        X.nnz if sp.issparse(X) else np.sum(X.row_entries()))
+    params = model._check_params(X.shape[0], continuing=resume or extend, n_entries=entries)
     executor = LocalExecutor() if model.client is None else _dask_executor(model, X, params)
     heldout = None if X_heldout is None else check_counts(X_heldout)
     if heldout is not None and heldout.shape[1] != X.shape[1]:

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from .._ext._dp import slice_allocate
 
-__all__ = ["LocalExecutor", "allocate_rows", "component_counts"]
+__all__ = ["LocalExecutor", "allocate_rows", "component_counts", "kernel_layout"]
 
 
 def allocate_rows(X, log_phi, log_w, log_slice, uniforms, weighted, n_jobs):
@@ -22,12 +22,22 @@ def allocate_rows(X, log_phi, log_w, log_slice, uniforms, weighted, n_jobs):
     ``log_phi`` (J, d), ``log_w`` (J,), ``log_slice`` (n,) and ``uniforms`` (n,) (step 3 of
     ``slice_sampler``); ``weighted``: rows new to the chain, drawn ∝ w_j Mult(x | phi_j)."""
     z = np.empty(X.shape[0], dtype=np.int64)
-    missing = slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                             X.data.astype(np.float64), np.ascontiguousarray(log_phi), log_w,
-                             log_slice, uniforms, z, weighted, n_jobs)
+    missing = slice_allocate(X.indptr.astype(np.int64, copy=False),
+                             X.indices.astype(np.int64, copy=False),
+                             X.data.astype(np.float64, copy=False),
+                             np.ascontiguousarray(log_phi), log_w, log_slice, uniforms, z,
+                             weighted, n_jobs)
     if missing:  # cannot happen: w_z >= u_i always holds for the row's own component
         raise RuntimeError(f"{missing} rows found no component above their slice")
     return z
+
+
+def kernel_layout(X):
+    """The CSR count matrix X as the kernels read it: int64 indptr and indices, float64
+    counts (the same values), so that ``allocate_rows`` and ``split_merge.SplitMerge`` convert
+    nothing per call where scipy keeps the int64 indices (``csr_array`` does)."""
+    return sp.csr_array((X.data.astype(np.float64), X.indices.astype(np.int64),
+                         X.indptr.astype(np.int64)), shape=X.shape)
 
 
 def component_counts(X, z, n_components):

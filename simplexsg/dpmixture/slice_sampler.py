@@ -137,9 +137,14 @@ def allocate(state, kernel, executor, X, z, rng):
     else:
         log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
         lowest = log_slice.min()
-    while log_rest > lowest:
-        state = extend(state, NEW_STICKS, kernel.base, rng)
-        log_w, log_rest = log_weights(state.sticks)
+    sticks, components = state.sticks, []
+    while log_rest > lowest:       # draws as extend(state, NEW_STICKS) would, stacked once
+        sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
+        components.append(base_components(NEW_STICKS, state.theta.shape[1], kernel.base, rng))
+        log_w, log_rest = log_weights(sticks)
+    if components:
+        state = dataclasses.replace(state, sticks=sticks,
+                                    theta=np.vstack([state.theta, *components]))
     log_phi = np.log(to_simplex(state.theta))
     labels = executor.allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]), z is None,
                                kernel.n_jobs)

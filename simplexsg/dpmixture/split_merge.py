@@ -139,7 +139,8 @@ class _Blocks:
 
 class SplitMerge:
     """Split-merge proposals on rows X (CSR non-negative integer counts, as
-    ``simplexsg.corpus.check_counts`` returns) with Dirichlet(``base``) components.
+    ``simplexsg.corpus.check_counts`` returns them, or in ``local.kernel_layout``, whose arrays
+    it then shares) with Dirichlet(``base``) components.
 
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
@@ -149,10 +150,10 @@ class SplitMerge:
     """
 
     def __init__(self, X, base):
-        self.X = sp.csr_matrix(X)
-        self.indptr = self.X.indptr.astype(np.int64)
-        self.indices = self.X.indices.astype(np.int64)
-        self.data = self.X.data.astype(np.float64)
+        self.X = X if sp.issparse(X) and X.format == "csr" else sp.csr_array(X)
+        self.indptr = self.X.indptr.astype(np.int64, copy=False)    # shared with a matrix in
+        self.indices = self.X.indices.astype(np.int64, copy=False)  # the kernels' layout
+        self.data = self.X.data.astype(np.float64, copy=False)
         self.n_features, self.base = X.shape[1], float(base)
 
     def _component(self, label, rows, cache):

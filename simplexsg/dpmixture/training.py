@@ -30,7 +30,7 @@ from ..corpus import as_corpus, check_counts, corpus_features
 from ..stopping import PlateauMonitor
 from . import defaults, distributed, init, slice_sampler
 from .defaults import MONITOR_ROWS, SHUFFLE_BATCHES, Stream
-from .local import LocalExecutor
+from .local import LocalExecutor, kernel_layout
 from .split_merge import SplitMerge
 
 
@@ -46,7 +46,7 @@ def matrix_minibatches(X, executor, batch_size, seed, start):
                      .permutation(n_rows))
         rows = (np.sort(order[1][offset:offset + batch_size]) if batch_size < n_rows
                 else np.arange(n_rows))
-        yield rows, executor.take(X, rows)
+        yield rows, executor.take(X, None if batch_size >= n_rows else rows)
 
 
 def stream_minibatches(stream, batch_size, shuffle_buffer, seed):
@@ -339,6 +339,8 @@ def _start_matrix(model, X, X_heldout):
                    "X_heldout": None if heldout is None else array_digest(
                        heldout.indptr, heldout.indices, heldout.data),
                    **result_params(model)}
+    if sp.issparse(X):
+        X = kernel_layout(X)                # after the fingerprint, which reads X as given
     if resume:
         check_unchanged(model._fingerprint, fingerprint, keys=list(fingerprint))
     elif extend:

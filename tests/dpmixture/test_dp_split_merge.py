@@ -17,6 +17,7 @@ from scipy.stats import chi2
 
 from simplexsg._ext._dp import sequential_allocation, summed_log_marginal
 from simplexsg.dpmixture import split_merge
+from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
                                              log_labelled_prior_change)
 
@@ -282,3 +283,20 @@ def test_run_with_its_cache_makes_the_same_moves_as_single_proposals():
     kinds = [move.propose(z_single, 1.0, rng) for _ in range(1000)]
     assert accepted == sum(kind is not None for kind in kinds) > 20
     np.testing.assert_array_equal(z_run, z_single)
+
+
+def test_a_matrix_in_the_kernels_layout_is_shared_and_moves_the_same():
+    """``local.kernel_layout`` gives the same counts as int64 indices and float64 values;
+    ``SplitMerge`` then reads its arrays without copies, and makes the same moves as on the
+    matrix ``check_counts`` gives."""
+    X = sp.csr_array(np.random.default_rng(2).poisson(0.5, size=(60, 8)))
+    X_kernel = kernel_layout(X)
+    assert X_kernel.data.dtype == np.float64 and (X_kernel != X).nnz == 0
+    move = SplitMerge(X_kernel, BETA6)
+    if X_kernel.indices.dtype == np.int64:          # scipy may keep 32-bit indices
+        assert np.shares_memory(move.indices, X_kernel.indices)
+    assert np.shares_memory(move.data, X_kernel.data)
+    z_int, z_kernel = np.zeros(60, dtype=np.int64), np.zeros(60, dtype=np.int64)
+    accepted = SplitMerge(X, BETA6).run(z_int, 1.0, np.random.default_rng(3), 1000)
+    assert move.run(z_kernel, 1.0, np.random.default_rng(3), 1000) == accepted > 20
+    np.testing.assert_array_equal(z_int, z_kernel)

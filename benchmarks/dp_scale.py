@@ -41,7 +41,6 @@ writes the results and a figure per data set beside them (``<stem>_<source>_<N>.
 ``--summary-only FILE ...`` reprints saved results.
 """
 import json
-import resource
 import time
 from pathlib import Path
 
@@ -50,6 +49,7 @@ import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 from harness import cli
+from harness.measure import peak_rss_mb
 from harness.children import add_child_options, prepared, reprint, run_child
 from harness.mixture_semisynthetic import (REFERENCE_BASE, REFERENCE_ITERATIONS, heldout_rows,
                                            reference_mixture, recovery, row_chunks,
@@ -154,8 +154,7 @@ def child(args):
     curve[-1].update(final=True)
     print(json.dumps(dict(curve=curve, score=final, wall_seconds=wall, sampler=model.sampler_,
                           iterations=model.n_iter_, stop_reason=model.stop_reason_,
-                          peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                          / 1024)))
+                          peak_rss_mb=peak_rss_mb())))
 
 
 # ---------------------------------------------------------------------------- summaries

@@ -5,8 +5,8 @@ For each size D, the corpus (``harness.corpora.synthetic_chunks``: Zipf word fre
 20,000 words, 100 true topics of Dirichlet concentration --concentration per word,
 Poisson(--length) tokens a document) is written to a UCI bag-of-words file in chunks (never
 held in full); the first --test documents are held out, in memory. Then, each in its own
-process so that its peak resident memory (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``)
-is its own:
+process so that its peak resident memory (``harness.measure.peak_rss_mb`` in the child) is
+its own:
 
 * ``scir``: ``SCIRLDA(n_components=K, topic_word_prior=--beta, random_state=s, n_jobs=n)``
   for each n of --threads and s = 0, ..., --seeds - 1 (the chains' progress varies with the
@@ -34,7 +34,6 @@ topics yet.
 """
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -43,6 +42,7 @@ from pathlib import Path
 import scipy.sparse as sp
 
 from harness import cli, peers
+from harness.measure import peak_rss_mb
 from harness.corpora import SYNTH_CONCENTRATION, synthetic_chunks, synthetic_references
 from harness.evaluation import completion_perplexity
 from harness.semisynthetic import write_uci
@@ -117,7 +117,7 @@ def child(args):
                  for it, fit in peers.tomotopy_train(model, TOMOTOPY_CHECKPOINTS, X_test.shape[1],
                                                      ALPHA, args.beta, args.workers)]
         result = dict(curve=curve, workers=args.workers, load_seconds=load_seconds)
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(result))
 
 

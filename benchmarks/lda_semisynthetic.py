@@ -38,7 +38,6 @@ per method) beside them; ``--summary-only FILE ...`` prints saved results and re
 """
 import argparse
 import json
-import resource
 import time
 from pathlib import Path
 
@@ -46,6 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from harness import children, cli, peers
+from harness.measure import peak_rss_mb
 from harness.evaluation import completion_perplexity
 from harness.semisynthetic_plot import plot_curves
 from harness.semisynthetic import (ALPHA, REFERENCE_ITERATIONS, corpus_chunks,
@@ -132,7 +132,7 @@ def child(args):
             lambda: corpus.iter_csr(SKLEARN_BLOCK), corpus.n_documents, args.K, ALPHA, args.beta,
             0, args.threads, args.max_passes, args.time_limit)]
     result.update(curve=curve,
-                  peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+                  peak_rss_mb=peak_rss_mb())
     print(json.dumps(result))
 
 

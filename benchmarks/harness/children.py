@@ -1,7 +1,6 @@
 """Benchmarks that run each method in a process of its own, so that its peak resident memory
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss`` in the child) is its own: the hidden options
-that make a script a child, the run of one child and its JSON result, and the reprint of
-saved results."""
+(``measure.peak_rss_mb`` in the child) is its own: the hidden options that make a script a
+child, the run of one child and its JSON result, and the reprint of saved results."""
 import argparse
 import json
 import subprocess

@@ -119,11 +119,17 @@ def new_state(n_components, n_features, base, alpha, rng):
     return ChainState(theta, prior_sticks(n_components, alpha, rng), alpha)
 
 
+def new_sticks(state, n, base, rng):
+    """n sticks from the prior given ``state.alpha``, then n components from the base measure
+    (in that order: the draws of ``extend``)."""
+    return prior_sticks(n, state.alpha, rng), base_components(n, state.theta.shape[1], base, rng)
+
+
 def extend(state, n, base, rng):
     """``state`` with n sticks from the prior and n components from the base measure appended."""
-    sticks = np.vstack([state.sticks, prior_sticks(n, state.alpha, rng)])
-    theta = np.vstack([state.theta, base_components(n, state.theta.shape[1], base, rng)])
-    return dataclasses.replace(state, theta=theta, sticks=sticks)
+    sticks, theta = new_sticks(state, n, base, rng)
+    return dataclasses.replace(state, theta=np.vstack([state.theta, theta]),
+                               sticks=np.vstack([state.sticks, sticks]))
 
 
 def allocate(state, kernel, executor, X, z, rng):
@@ -138,9 +144,10 @@ def allocate(state, kernel, executor, X, z, rng):
         log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
         lowest = log_slice.min()
     sticks, components = state.sticks, []
-    while log_rest > lowest:       # draws as extend(state, NEW_STICKS) would, stacked once
-        sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
-        components.append(base_components(NEW_STICKS, state.theta.shape[1], kernel.base, rng))
+    while log_rest > lowest:       # extend's draws, the components stacked once at the end
+        more_sticks, more_components = new_sticks(state, NEW_STICKS, kernel.base, rng)
+        sticks = np.vstack([sticks, more_sticks])
+        components.append(more_components)
         log_w, log_rest = log_weights(sticks)
     if components:
         state = dataclasses.replace(state, sticks=sticks,

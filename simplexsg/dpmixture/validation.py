@@ -50,8 +50,9 @@ def check_params(estimator, n_rows=None, continuing=False, n_entries=None):
     """Validate the parameters of ``estimator`` (a ``DPMixture``); return them resolved
     (``Params``), with the sampler of "auto" resolved for a data set of ``n_rows`` rows and
     ``n_entries`` stored counts (None: a stream of minibatches, ``partial_fit``), or the
-    chain's own (``sampler_``) when ``continuing``. Raises ``InvalidParameterError`` (a ValueError and a TypeError), ValueError
-    or TypeError naming the parameter; changes nothing."""
+    chain's own (``sampler_``) when ``continuing``. Raises ``InvalidParameterError`` (a
+    ValueError and a TypeError), ValueError or TypeError naming the parameter; changes
+    nothing."""
     validate_params(estimator)
     try:
         a, b = estimator.alpha_prior

@@ -25,24 +25,28 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
                            const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
-                           const int64_t[::1] order, const double[::1] sorted_log_weight,
-                           double log_slice, double uniform, bint weighted, double* loglik,
-                           double* weight) noexcept nogil:
+                           const int64_t[::1] rank, const int64_t[::1] last_label,
+                           const double[::1] sorted_log_weight, double log_slice,
+                           double uniform, bint weighted, double* loglik) noexcept nogil:
     """Component drawn for row i, or -1 if no component's weight reaches the slice.
 
-    ``table`` (d, K): log phi with the components in ``order`` (K,), by decreasing weight
-    ``sorted_log_weight``, so the candidates are a prefix and each of the row's categories adds
-    a contiguous run of them (vectorised). ``loglik`` and ``weight``: scratch space of K
-    doubles each. Each candidate's sum runs over the row's counts in the same order as over
-    the rows of log phi, and the draw over the components in their own order: the same
-    draws whatever the layout.
+    ``table`` (d, K): log phi with the components by decreasing weight ``sorted_log_weight``
+    (``rank[j]``: component j's position), so the candidates are a prefix and each of the
+    row's categories adds a contiguous run of them (vectorised); ``last_label[m]``: the
+    largest label among the first m + 1 of that order. ``loglik``: scratch space of K doubles.
+    Each candidate's sum runs over the row's counts in the same order as over the rows of log
+    phi, and the draw is an inverse CDF over the candidates in their labels' order: the same
+    draws whatever the layout. Only the candidates cost an exp; the labels past the last
+    candidate (mostly the new sticks of a sweep, of tiny weight) cost nothing.
     """
-    cdef Py_ssize_t j, m, p, K = table.shape[1], candidates = 0
+    cdef Py_ssize_t j, m, p, last, K = table.shape[1], candidates = 0
     cdef const double* column
     cdef double x, top = -INFINITY, total = 0.0, cumulative = 0.0
     cdef int64_t chosen = -1
     while candidates < K and sorted_log_weight[candidates] >= log_slice:
         candidates += 1
+    if candidates == 0:
+        return -1
     for m in range(candidates):
         loglik[m] = sorted_log_weight[m] if weighted else 0.0
     for p in range(indptr[i], indptr[i + 1]):
@@ -50,20 +54,21 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
         column = &table[indices[p], 0]
         for m in range(candidates):
             loglik[m] = loglik[m] + x * column[m]
-    for j in range(K):
-        weight[j] = -INFINITY
     for m in range(candidates):
-        weight[order[m]] = loglik[m]
         top = max(top, loglik[m])
     if top == -INFINITY:
         return -1
-    for j in range(K):
-        weight[j] = exp(weight[j] - top)       # 0 for non-candidates; 1 for the best
-        total = total + weight[j]
+    last = last_label[candidates - 1]
+    for m in range(candidates):
+        loglik[m] = exp(loglik[m] - top)       # 1 for the best
+    for j in range(last + 1):
+        if rank[j] < candidates:
+            total = total + loglik[rank[j]]
     uniform = uniform * total
-    for j in range(K):
-        if weight[j] > 0.0:
-            cumulative = cumulative + weight[j]
+    for j in range(last + 1):
+        m = rank[j]
+        if m < candidates and loglik[m] > 0.0:
+            cumulative = cumulative + loglik[m]
             chosen = j
             if cumulative > uniform:
                 break
@@ -71,8 +76,8 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
 
 
 cdef double* _scratch(Py_ssize_t threads, Py_ssize_t K) except NULL:
-    """malloc'd space for 2 K doubles per thread (the caller frees it), or MemoryError."""
-    cdef size_t per_thread = 2 * max(K, 1) * sizeof(double)
+    """malloc'd space for K doubles per thread (the caller frees it), or MemoryError."""
+    cdef size_t per_thread = max(K, 1) * sizeof(double)
     cdef double* space = NULL
     if <size_t> threads <= SIZE_MAX // per_thread:      # else the size overflows
         space = <double*> malloc(threads * per_thread)
@@ -95,28 +100,30 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     likelihoods by the weights (module docstring). Writes ``z`` (n,) and returns
     how many rows had no candidate (their z is -1). ``n_jobs``: OpenMP threads over rows, at
     most one per row. Works on a copy of log phi transposed, components by decreasing weight
-    (d x K doubles). MemoryError if the scratch space (2 K doubles per thread) cannot be had.
+    (d x K doubles). MemoryError if the scratch space (K doubles per thread) cannot be had.
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1, K = log_phi.shape[0], i
     cdef Py_ssize_t missing = 0, threads = max(1, min(n_jobs, n))
-    cdef const int64_t[::1] order
+    cdef const int64_t[::1] rank
+    cdef const int64_t[::1] last_label
     cdef const double[::1] sorted_log_weight
     cdef const double[:, ::1] table
     cdef double* scratch = _scratch(threads, K)
     cdef double* loglik
     try:
         order = np.argsort(-np.asarray(log_weight), kind="stable")
+        rank = np.argsort(order)
+        last_label = np.maximum.accumulate(order)
         sorted_log_weight = np.asarray(log_weight)[order]
         table = np.ascontiguousarray(np.asarray(log_phi)[order].T)
     except BaseException:
         free(scratch)
         raise
     with nogil, parallel(num_threads=threads):
-        loglik = scratch + threadid() * 2 * max(K, 1)
+        loglik = scratch + threadid() * max(K, 1)
         for i in prange(n, schedule="static"):
-            z[i] = _allocate_row(indptr, indices, data, i, table, order, sorted_log_weight,
-                                 log_slice[i], uniform[i], weighted, loglik,
-                                 loglik + max(K, 1))
+            z[i] = _allocate_row(indptr, indices, data, i, table, rank, last_label,
+                                 sorted_log_weight, log_slice[i], uniform[i], weighted, loglik)
     free(scratch)
     for i in range(n):
         if z[i] < 0:

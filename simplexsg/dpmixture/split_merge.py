@@ -41,6 +41,8 @@ each order defines a reversible move and so does their mixture. A move followed 
 of the components and sticks given z (the exact sampler's next steps) leaves the joint
 posterior invariant.
 """
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln
@@ -62,9 +64,9 @@ def _log_pair_probability(n_rows, n_splittable, shared):
     the pair, 0 if they are in two components."""
     uniform = 1.0 / (n_rows * (n_rows - 1.0))
     if n_splittable == 0:
-        return np.log(uniform)
+        return math.log(uniform)
     targeted = SPLIT_SHARE / (n_splittable * shared * (shared - 1.0)) if shared else 0.0
-    return np.log(targeted + (1.0 - SPLIT_SHARE) * uniform)
+    return math.log(targeted + (1.0 - SPLIT_SHARE) * uniform)
 
 
 def _log_split_pair_ratio(n_rows, other_splittable, kept, moved):
@@ -86,20 +88,31 @@ def log_labelled_prior(occupancy, alpha):
     return float(np.sum(betaln(1.0 + n, alpha + after)) - n.size * betaln(1.0, alpha))
 
 
-def log_labelled_prior_change(before, after, alpha, labels):
-    """``log_labelled_prior(after) - log_labelled_prior(before)`` for occupancies that differ
-    only at the two ``labels`` (``after`` may be longer): the rows after a label change only
-    for the labels between them, so the other labels' stick factors cancel, and a label past
-    the last occupied one contributes nothing."""
-    lo, hi = min(labels), max(labels)
-    rows_from_lo = before[lo:].sum()                      # the same in both
+def rows_from_label(occupancy):
+    """R (occupancy.size + 1,): R[j] the rows at labels j and after, R[-1] = 0."""
+    return np.concatenate([np.cumsum(occupancy[::-1])[::-1], [0]]).astype(np.float64)
 
-    def factors(occupancy):
-        n = np.zeros(hi + 1 - lo)
-        part = occupancy[lo:hi + 1]
-        n[:part.size] = part
-        return np.sum(betaln(1.0 + n, alpha + rows_from_lo - np.cumsum(n)))
-    return float(factors(after) - factors(before))
+
+def log_labelled_prior_change(occupancy, rows_from, alpha, source, target, moved):
+    """``log_labelled_prior`` after ``moved`` rows of label ``source`` join label ``target``
+    (at most ``occupancy.size``) less before, in O(labels between them); ``rows_from``:
+    ``rows_from_label(occupancy)``.
+
+    The stick factors telescope (``n_j + M_j = M_{j-1}``, ``B(1, alpha) = 1 / alpha``)::
+
+        log p(z | alpha) = sum_j lgamma(1 + n_j) - sum_j log(1 + R_j / alpha) + const
+
+    over any labels past the last occupied one (R_j, the rows at labels j and after, is 0
+    there), so a move changes its two labels' lgamma terms and R_j only between them.
+    """
+    lo, hi = min(source, target), max(source, target)
+    n_source = occupancy[source]
+    n_target = occupancy[target] if target < occupancy.size else 0
+    between = alpha + rows_from[lo + 1:hi + 1]          # R_j moves by ``moved`` there
+    shift = -moved if source > target else moved
+    return (math.lgamma(1.0 + n_source - moved) - math.lgamma(1.0 + n_source)
+            + math.lgamma(1.0 + n_target + moved) - math.lgamma(1.0 + n_target)
+            - float(np.sum(np.log1p(shift / between))))
 
 
 def _labels_to_choose(occupancy):
@@ -111,7 +124,10 @@ def _labels_to_choose(occupancy):
 
 class _Blocks:
     """Rows per label of z (``occupancy``) and each occupied label's rows, sorted (``rows``),
-    kept up to date by ``move`` so that a proposal costs the size of its blocks, not O(n)."""
+    with what a proposal reads of them (``rows_from``: ``rows_from_label(occupancy)``; ``J``,
+    one past the last occupied label; the counts of ``occupied`` labels and of ``splittable``
+    ones, of at least two rows), kept up to date by ``move`` so that a proposal costs the size
+    of its blocks and the labels between its two, not O(n) or O(labels)."""
 
     def __init__(self, z):
         self.occupancy = np.bincount(z)
@@ -119,6 +135,14 @@ class _Blocks:
         bounds = np.concatenate([[0], np.cumsum(self.occupancy)])
         self.rows = {int(j): order[bounds[j]:bounds[j + 1]]
                      for j in np.flatnonzero(self.occupancy)}
+        self._count()
+
+    def _count(self):
+        occupancy = self.occupancy
+        self.rows_from = rows_from_label(occupancy)
+        occupied = np.flatnonzero(occupancy)
+        self.J, self.occupied = int(occupied[-1]) + 1, occupied.size
+        self.splittable = int(np.count_nonzero(occupancy >= 2))
 
     def move(self, z, moved, target, source):
         """Relabel the rows ``moved`` (all of label ``source``'s or part of them) to
@@ -135,6 +159,15 @@ class _Blocks:
         else:
             del self.rows[source]
         self.rows[target] = np.sort(np.concatenate([self.rows.get(target, moved[:0]), moved]))
+        self._count()
+
+    def labels_after_merge(self, emptied):
+        """(J, the count of labels a split could choose) once label ``emptied`` merges into
+        another occupied label: ``_labels_to_choose`` of that state, without building it."""
+        J = self.J
+        if emptied == J - 1:
+            J = int(np.flatnonzero(self.occupancy[:emptied])[-1]) + 1
+        return J, J - (self.occupied - 1) + 1
 
 
 class SplitMerge:
@@ -209,16 +242,16 @@ class SplitMerge:
         """One proposal on at least two rows; returns (its kind if accepted else None, the rows
         of its blocks)."""
         n_rows = z.size
-        occupancy = blocks.occupancy
-        splittable = np.flatnonzero(occupancy >= 2)
-        if splittable.size and rng.random() < SPLIT_SHARE:
-            members = blocks.rows[int(splittable[rng.integers(splittable.size)])]
+        occupancy, splittable = blocks.occupancy, blocks.splittable
+        if splittable and rng.random() < SPLIT_SHARE:
+            label = np.flatnonzero(occupancy >= 2)[rng.integers(splittable)]
+            members = blocks.rows[int(label)]
             i, k = rng.integers(members.size), rng.integers(members.size - 1)
             i, k = int(members[i]), int(members[k + (k >= i)])
         else:
             i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
             i, k = int(i), int(k + (k >= i))             # an ordered pair of distinct rows
-        log_u = np.log(rng.random())
+        log_u = math.log(rng.random())
         c, e = int(z[i]), int(z[k])
         if c == e:
             members = blocks.rows[c]
@@ -228,34 +261,32 @@ class SplitMerge:
             side = np.empty(others.size, dtype=np.int8)
             log_q, marginals = self._allocation(i, k, others, side, False, rng)
             moved = np.concatenate([[k], others[side == 1]])
-            kept = np.concatenate([[i], others[side == 0]])
-            after = np.zeros(max(occupancy.size, e + 1), dtype=np.int64)
-            after[:occupancy.size] = occupancy
-            after[c], after[e] = kept.size, moved.size
+            kept_rows = members.size - moved.size
             log_ratio = (marginals.sum() - self._component(c, members, cache)[0]
-                         + log_labelled_prior_change(occupancy, after, alpha, (c, e))
-                         - log_q + np.log(choices.size)
-                         + _log_split_pair_ratio(n_rows, splittable.size - 1, kept.size,
+                         + log_labelled_prior_change(occupancy, blocks.rows_from, alpha, c, e,
+                                                     moved.size)
+                         - log_q + math.log(choices.size)
+                         + _log_split_pair_ratio(n_rows, splittable - 1, kept_rows,
                                                  moved.size))
             target, source, kind = e, c, "split"
         else:
-            after = occupancy.copy()
-            after[c], after[e] = occupancy[c] + occupancy[e], 0
-            choices = _labels_to_choose(after)
-            if e > choices[-1]:           # the reverse split could not pick e: never accepted
+            J_after, n_choices = blocks.labels_after_merge(e)
+            if e > J_after:               # the reverse split could not pick e: never accepted
                 return None, 0
             block_c, block_e = blocks.rows[c], blocks.rows[e]
-            members = np.concatenate([block_c, block_e])
             marginal_c, *counts_c = self._component(c, block_c, cache)
             marginal_e, *counts_e = self._component(e, block_e, cache)
             log_ratio = (self._merged(counts_c, counts_e) - marginal_c - marginal_e
-                         + log_labelled_prior_change(occupancy, after, alpha, (c, e))
-                         - np.log(choices.size)
+                         + log_labelled_prior_change(occupancy, blocks.rows_from, alpha, e, c,
+                                                     block_e.size)
+                         - math.log(n_choices)
                          - _log_split_pair_ratio(
-                             n_rows, splittable.size - (block_c.size >= 2) - (block_e.size >= 2),
+                             n_rows, splittable - (block_c.size >= 2) - (block_e.size >= 2),
                              block_c.size, block_e.size))
+            size = block_c.size + block_e.size
             if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
-                return None, members.size
+                return None, size
+            members = np.concatenate([block_c, block_e])
             others = rng.permutation(members[(members != i) & (members != k)])
             side = (z[others] == e).astype(np.int8)
             # log q only falls: the pass stops once the merge is rejected whatever its rest

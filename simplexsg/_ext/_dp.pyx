@@ -13,7 +13,7 @@ given the weights when the slice is -inf and every component of noticeable weigh
 ``sequential_allocation`` is the proposal of the split-merge move
 (``simplexsg.dpmixture.split_merge``): a block's rows split in two, one row at a time, by the
 Dirichlet-multinomial predictive, and returns each side's log marginal; ``summed_log_marginal``
-scores a block from summed counts.
+scores a block from summed counts; ``summed_by_component`` sums rows by their components.
 """
 import numpy as np
 
@@ -318,3 +318,26 @@ def summed_log_marginal(const int64_t[::1] index_a, const double[::1] count_a,
             if s > 0.0:
                 result = result + lgamma(base + s) - log_gamma_base
     return result + lgamma(n_features * base) - lgamma(n_features * base + total)
+
+
+def summed_by_component(const int64_t[::1] indptr, const int64_t[::1] indices,
+                        const double[::1] data, const int64_t[::1] z, Py_ssize_t n_components,
+                        Py_ssize_t n_features):
+    """Dense (n_components, n_features) sums of the rows of a CSR matrix (indptr, indices,
+    data) by their components z (n,): row i's counts added to row ``z[i]``. One pass over
+    the stored counts; integer-valued float64 sums, exact in any order. ValueError if a
+    component is outside [0, n_components) or a column outside [0, n_features)."""
+    cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
+    cdef int64_t j
+    if n and not 0 <= np.min(z) <= np.max(z) < n_components:
+        raise ValueError(f"summed_by_component: components outside [0, {n_components})")
+    if indices.shape[0] and not 0 <= np.min(indices) <= np.max(indices) < n_features:
+        raise ValueError(f"summed_by_component: columns outside [0, {n_features})")
+    out = np.zeros((n_components, n_features))
+    cdef double[:, ::1] summed = out
+    with nogil:
+        for i in range(n):
+            j = z[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                summed[j, indices[p]] += data[p]
+    return out

@@ -23,7 +23,7 @@ from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
 from .defaults import PILOT_TIME_SHARE, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain
-from .local import LocalExecutor, component_counts
+from .local import LocalExecutor
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
                             new_state, summary)
 from .split_merge import SplitMerge
@@ -128,7 +128,7 @@ def over_provision(state, found, X_pilot, copies, base, rng):
     components given its pilot rows, with an equal share of its weight. Rows then split among
     the copies at random, as in a random start, and the chain can empty copies or pull them
     apart. A pilot on every row needs no copies."""
-    counts = component_counts(X_pilot, found.labels, found.occupied.size).toarray()
+    counts = LocalExecutor.counts(X_pilot, found.labels, found.occupied.size)
     shape = base + np.repeat(counts, copies, axis=0)
     theta = scir_transition(np.ones_like(shape), shape, np.inf, rng)
     weights = np.repeat(found.weights / copies, copies) * (1.0 - LEFTOVER_TOLERANCE)

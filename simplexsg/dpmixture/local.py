@@ -12,7 +12,7 @@ integer-valued sums, exact in any order, so every executor gives the same fit bi
 import numpy as np
 import scipy.sparse as sp
 
-from .._ext._dp import slice_allocate
+from .._ext._dp import slice_allocate, summed_by_component
 
 __all__ = ["LocalExecutor", "allocate_rows", "component_counts", "kernel_layout"]
 
@@ -77,5 +77,9 @@ class LocalExecutor:
 
     @staticmethod
     def counts(X_rows, z, n_components):
-        """Dense ``component_counts`` of ``X_rows`` by their components z."""
-        return component_counts(X_rows, z, n_components).toarray()
+        """Dense ``component_counts`` of ``X_rows`` by their components z (n_components,
+        d), in one pass over the stored counts (``summed_by_component``)."""
+        return summed_by_component(X_rows.indptr.astype(np.int64, copy=False),
+                                   X_rows.indices.astype(np.int64, copy=False),
+                                   X_rows.data.astype(np.float64, copy=False),
+                                   z.astype(np.int64, copy=False), n_components, X_rows.shape[1])

@@ -18,11 +18,11 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import DPMixture
-from simplexsg._ext._dp import slice_allocate
+from simplexsg._ext._dp import slice_allocate, summed_by_component
 from simplexsg.datasets import (UCIBowCorpus, load_msweb, make_multinomial_mixture,
                                 save_uci_bow)
 from simplexsg.dpmixture import defaults, slice_sampler
-from simplexsg.dpmixture.local import LocalExecutor
+from simplexsg.dpmixture.local import LocalExecutor, component_counts
 from simplexsg.simplex import SCIR
 
 from helpers import ROOT
@@ -178,6 +178,27 @@ def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weight
                              log_phi, log_w, log_slice, uniforms, z, weighted, 2)
     assert missing == np.count_nonzero(expected < 0) > 0
     assert np.array_equal(z, expected)
+
+
+def test_the_executors_component_counts_are_the_rows_summed_by_component():
+    """``LocalExecutor.counts`` (one pass in the kernel) equals the sparse product of
+    ``component_counts`` and a dense sum per component, for rows in scipy's int32 layout,
+    components left empty included; the kernel refuses a component or a column out of
+    range instead of writing outside its array."""
+    rng = np.random.default_rng(11)
+    X = sp.random(300, 17, density=0.2, format="csr", random_state=rng,
+                  data_rvs=lambda size: rng.integers(1, 9, size)).astype(np.float64)
+    z = rng.integers(0, 6, size=300) * 2                     # odd components empty
+    counts = LocalExecutor.counts(X, z, 12)
+    assert counts.shape == (12, 17)
+    assert np.array_equal(counts, component_counts(X, z, 12).toarray())
+    dense = X.toarray()
+    assert np.array_equal(counts, np.stack([dense[z == j].sum(axis=0) for j in range(12)]))
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
+    with pytest.raises(ValueError, match="components outside"):
+        summed_by_component(*args, z, 10, 17)
+    with pytest.raises(ValueError, match="columns outside"):
+        summed_by_component(*args, z, 12, 16)
 
 
 #: Runs in a child process: slice_allocate with 64 MB of scratch space to find (8M components)

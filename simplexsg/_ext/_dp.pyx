@@ -326,18 +326,29 @@ def summed_by_component(const int64_t[::1] indptr, const int64_t[::1] indices,
     """Dense (n_components, n_features) sums of the rows of a CSR matrix (indptr, indices,
     data) by their components z (n,): row i's counts added to row ``z[i]``. One pass over
     the stored counts; integer-valued float64 sums, exact in any order. ValueError if a
-    component is outside [0, n_components) or a column outside [0, n_features)."""
+    component is outside [0, n_components) or a column outside [0, n_features) (checked in
+    the pass, before each write)."""
     cdef Py_ssize_t i, p, n = indptr.shape[0] - 1
-    cdef int64_t j
-    if n and not 0 <= np.min(z) <= np.max(z) < n_components:
-        raise ValueError(f"summed_by_component: components outside [0, {n_components})")
-    if indices.shape[0] and not 0 <= np.min(indices) <= np.max(indices) < n_features:
-        raise ValueError(f"summed_by_component: columns outside [0, {n_features})")
+    cdef int64_t j, c
+    cdef int bad = 0                    # 1: a component out of range, 2: a column
     out = np.zeros((n_components, n_features))
     cdef double[:, ::1] summed = out
     with nogil:
         for i in range(n):
             j = z[i]
+            if j < 0 or j >= n_components:
+                bad = 1
+                break
             for p in range(indptr[i], indptr[i + 1]):
-                summed[j, indices[p]] += data[p]
+                c = indices[p]
+                if c < 0 or c >= n_features:
+                    bad = 2
+                    break
+                summed[j, c] += data[p]
+            if bad:
+                break
+    if bad == 1:
+        raise ValueError(f"summed_by_component: components outside [0, {n_components})")
+    if bad == 2:
+        raise ValueError(f"summed_by_component: columns outside [0, {n_features})")
     return out

@@ -292,6 +292,108 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     return log_q
 
 
+cdef void _remove_row(const int64_t[::1] indptr, const int64_t[::1] indices,
+                      const double[::1] data, Py_ssize_t i, double* counts) noexcept nogil:
+    cdef Py_ssize_t p
+    for p in range(indptr[i], indptr[i + 1]):
+        counts[indices[p]] -= data[p]
+
+
+def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
+                     const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
+                     Py_ssize_t anchor1, const int64_t[::1] rows, const double[:, ::1] uniform,
+                     signed char[::1] side, const signed char[::1] target, bint forced,
+                     double base, double[::1] marginals, double stop_below=-INFINITY):
+    """Restricted Gibbs scans of a split (Jain & Neal 2004): returns log q, the log
+    probability of the last scan's outcome given the state before it.
+
+    The rows of ``rows`` start on the sides ``side`` (the launch state), ``anchor0`` on side 0
+    and ``anchor1`` on side 1 throughout. Each of ``uniform.shape[0]`` scans visits the rows in
+    order and draws each row's side from its conditional given every other row of the two
+    sides, ``∝ n_s p(x | side s without the row)`` (n_s: the side's other rows; p: the
+    Dirichlet(base)-multinomial predictive), side 1 when ``uniform[scan, r]`` is below its
+    probability. ``forced``: the last scan's sides are ``target``'s, read, not drawn (the
+    probability of a given split from the launch state, for the reverse of a merge), and the
+    scan ends as soon as log q is below ``stop_below``. ``side`` receives the final sides;
+    ``marginals`` (2,) each side's log Dirichlet-multinomial marginal without the multinomial
+    coefficient (NaN after an early end).
+    """
+    cdef Py_ssize_t r, s, t, row, c, n = rows.shape[0], n_scans = uniform.shape[0]
+    cdef double sizes[2]
+    cdef double totals[2]
+    cdef double predictive[2]
+    cdef double row_total, difference, odds, log_q = 0.0, dim_base = n_features * base
+    cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
+    cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
+    cdef bint out_of_memory = False, stopped = False, last
+    cdef signed char chosen
+    if counts == NULL or rising.values == NULL:
+        free(counts)
+        free(rising.values)
+        raise MemoryError(f"restricted_scans: no memory for 2 x {n_features} counts")
+    with nogil:
+        sizes[0] = sizes[1] = 1.0
+        totals[0] = _row_total(indptr, data, anchor0)
+        totals[1] = _row_total(indptr, data, anchor1)
+        _add_row(indptr, indices, data, anchor0, counts)
+        _add_row(indptr, indices, data, anchor1, counts + n_features)
+        for r in range(n):
+            s = side[r]
+            _add_row(indptr, indices, data, rows[r], counts + s * n_features)
+            sizes[s] += 1.0
+            totals[s] += _row_total(indptr, data, rows[r])
+        for t in range(n_scans):
+            last = t == n_scans - 1
+            for r in range(n):
+                row = rows[r]
+                row_total = _row_total(indptr, data, row)
+                s = side[r]
+                _remove_row(indptr, indices, data, row, counts + s * n_features)
+                sizes[s] -= 1.0
+                totals[s] -= row_total
+                for s in range(2):
+                    predictive[s] = _log_predictive(
+                        indptr, indices, data, row, counts + s * n_features, &rising,
+                        lgamma(totals[s] + dim_base), lgamma(totals[s] + row_total + dim_base))
+                if isnan(predictive[0]) or isnan(predictive[1]):
+                    out_of_memory = True
+                    break
+                difference = log(sizes[0]) + predictive[0] - log(sizes[1]) - predictive[1]
+                odds = exp(-fabs(difference))                   # the smaller side's odds
+                if last and forced:
+                    chosen = target[r]
+                else:
+                    chosen = uniform[t, r] < (odds if difference > 0.0 else 1.0) / (1.0 + odds)
+                if last:
+                    log_q = log_q - log1p(odds) - (
+                        max(difference, 0.0) if chosen else max(-difference, 0.0))
+                side[r] = chosen
+                _add_row(indptr, indices, data, row, counts + chosen * n_features)
+                sizes[chosen] += 1.0
+                totals[chosen] += row_total
+                if last and forced and log_q < stop_below:
+                    stopped = True
+                    break
+            if out_of_memory or stopped:
+                break
+        for s in range(2):
+            marginals[s] = NAN if stopped else lgamma(dim_base) - lgamma(totals[s] + dim_base)
+            if stopped or out_of_memory:
+                continue
+            for c in range(n_features):
+                if counts[s * n_features + c] > 0.0:
+                    if <Py_ssize_t> counts[s * n_features + c] >= rising.size:
+                        if not _reach(&rising, <Py_ssize_t> counts[s * n_features + c]):
+                            out_of_memory = True
+                            break
+                    marginals[s] += rising.values[<Py_ssize_t> counts[s * n_features + c]]
+    free(counts)
+    free(rising.values)
+    if out_of_memory:
+        raise MemoryError("restricted_scans: no memory for the table of log rising factorials")
+    return log_q
+
+
 def summed_log_marginal(const int64_t[::1] index_a, const double[::1] count_a,
                         const int64_t[::1] index_b, const double[::1] count_b,
                         Py_ssize_t n_features, double base):

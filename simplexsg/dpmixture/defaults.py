@@ -153,6 +153,7 @@ class Params:
     n_jobs: int
     evaluate_every: int
     split_merge: object
+    restricted_scans: int
     shuffle_buffer: int
     init: str
     init_rows: int

@@ -110,7 +110,8 @@ def run_pilot(X, params, seed):
     sweeps, proposals = pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
                     proposals)
-    move, executor, rows = SplitMerge(X, params.base), LocalExecutor(), np.arange(n_rows)
+    move = SplitMerge(X, params.base, params.restricted_scans)
+    executor, rows = LocalExecutor(), np.arange(n_rows)
     deadline = (None if params.max_time is None
                 else perf_counter() + PILOT_TIME_SHARE * params.max_time)
     for t in range(sweeps):

@@ -36,6 +36,16 @@ depends on the state, and its ratio between the two states enters each acceptanc
   (each row's factor is at most 1): the same decisions, at the cost of the rows needed to
   reach them.
 
+With ``scans`` (restricted Gibbs scans, Jain & Neal 2004), a share ``SCANNED_SHARE`` of the
+proposals, chosen independently of the state, go further: the sequential allocation only
+launches the split, which ``scans`` scans then refine, each row of the block drawn given every
+other row of the two sides (``_ext._dp.restricted_scans``), and q is the probability of the
+last scan's outcome given the state before it. A merge's reverse launches the same way from
+the merged block and scores the last scan forced to the current sides. Where the first rows of
+a block say little (short rows, dense overlapping profiles), the sequential allocation alone
+proposes near-random splits; the scans find the split the whole block supports. Each kind of
+proposal is reversible on its own, so their mixture is too.
+
 The random order is drawn the same way in both directions and independently of the state, so
 each order defines a reversible move and so does their mixture. A move followed by exact draws
 of the components and sticks given z (the exact sampler's next steps) leaves the joint
@@ -47,12 +57,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln
 
-from .._ext._dp import sequential_allocation, summed_log_marginal
+from .._ext._dp import restricted_scans, sequential_allocation, summed_log_marginal
 
 _NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
 #: Probability that a proposal's pair of rows is drawn from one component, a split
 #: (docs/benchmarks/dp.rst, "Split proposals within a component").
 SPLIT_SHARE = 0.05
+#: With restricted Gibbs scans (``SplitMerge(scans=...)``), the share of the proposals that
+#: make them; the others are the sequential allocation's alone (docs/benchmarks/dp.rst,
+#: "Restricted Gibbs scans").
+SCANNED_SHARE = 0.5
 #: A merge's pass over its rows for q stops once log q is this far below what acceptance
 #: needs (nats): past rounding error, so the decision is the one the whole pass would make.
 _DECISION_MARGIN = 1e-6
@@ -175,6 +189,7 @@ class SplitMerge:
     ``simplexsg.corpus.check_counts`` returns them, or in ``local.kernel_layout``, whose arrays
     it then shares) with Dirichlet(``base``) components.
 
+    ``scans``: restricted Gibbs scans of the scanned proposals (module docstring; 0: none).
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
     ``run(z, alpha, rng, n)`` makes n of them, keeping each label's rows and each component's
@@ -182,7 +197,8 @@ class SplitMerge:
     block and a merge the categories of its two components.
     """
 
-    def __init__(self, X, base):
+    def __init__(self, X, base, scans=0):
+        self.scans = int(scans)
         self.X = X if sp.issparse(X) and X.format == "csr" else sp.csr_array(X)
         self.indptr = self.X.indptr.astype(np.int64, copy=False)    # shared with a matrix in
         self.indices = self.X.indices.astype(np.int64, copy=False)  # the kernels' layout
@@ -208,8 +224,9 @@ class SplitMerge:
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
-        to split or merge held ``row_budget`` rows in total (a budget in work, so the result
-        depends on the seed alone); returns how many were accepted. Fewer than two rows admit
+        to split or merge held ``row_budget`` rows in total, those of a scanned proposal once
+        per pass (1 + ``scans``) (a budget in work, so the result depends on the seed alone);
+        returns how many were accepted. Fewer than two rows admit
         no proposal (no pair of distinct rows): none is made, whatever the budget."""
         if z.size < 2:
             return 0
@@ -232,6 +249,18 @@ class SplitMerge:
                                       marginals, stop_below)
         return log_q, marginals
 
+    def _scanned(self, i, k, others, launch, target, rng, stop_below=-np.inf):
+        """(log q of the last of ``self.scans`` restricted Gibbs scans from the sides
+        ``launch`` (written: the final sides), the final sides' log marginals (2,));
+        ``target`` (or None): the last scan's sides, forced (``restricted_scans``)."""
+        marginals = np.empty(2)
+        forced = target is not None
+        log_q = restricted_scans(self.indptr, self.indices, self.data, self.n_features, i, k,
+                                 others, rng.random((self.scans, others.size)), launch,
+                                 target if forced else launch, forced, self.base, marginals,
+                                 stop_below)
+        return log_q, marginals
+
     def propose(self, z, alpha, rng, cache=None):
         """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
         if z.size < 2:
@@ -243,6 +272,7 @@ class SplitMerge:
         of its blocks)."""
         n_rows = z.size
         occupancy, splittable = blocks.occupancy, blocks.splittable
+        scanned = self.scans > 0 and rng.random() < SCANNED_SHARE
         if splittable and rng.random() < SPLIT_SHARE:
             label = np.flatnonzero(occupancy >= 2)[rng.integers(splittable)]
             members = blocks.rows[int(label)]
@@ -260,6 +290,8 @@ class SplitMerge:
             e = int(choices[rng.integers(choices.size)])
             side = np.empty(others.size, dtype=np.int8)
             log_q, marginals = self._allocation(i, k, others, side, False, rng)
+            if scanned:
+                log_q, marginals = self._scanned(i, k, others, side, None, rng)
             moved = np.concatenate([[k], others[side == 1]])
             kept_rows = members.size - moved.size
             log_ratio = (marginals.sum() - self._component(c, members, cache)[0]
@@ -291,11 +323,16 @@ class SplitMerge:
             side = (z[others] == e).astype(np.int8)
             # log q only falls: the pass stops once the merge is rejected whatever its rest
             stop_below = log_u - log_ratio - _DECISION_MARGIN
-            log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
+            if scanned:
+                launch = np.empty(others.size, dtype=np.int8)
+                self._allocation(i, k, others, launch, False, rng)
+                log_ratio += self._scanned(i, k, others, launch, side, rng, stop_below)[0]
+            else:
+                log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
             moved, target, source, kind = block_e, c, e, "merge"
         if log_u < log_ratio:
             blocks.move(z, np.sort(moved), target, source)
             cache.pop(c, None)
             cache.pop(e, None)
-            return kind, members.size
-        return None, members.size
+            return kind, members.size * (1 + self.scans * scanned)
+        return None, members.size * (1 + self.scans * scanned)

@@ -277,7 +277,8 @@ def fit_matrix(model, X, X_heldout):
         n_rows = X.shape[0]
         gibbs = model.sampler_ == "gibbs"
         batch = n_rows if gibbs else min(params.batch_size, n_rows)
-        move = SplitMerge(X, params.base) if gibbs and params.split_merge else None
+        move = (SplitMerge(X, params.base, params.restricted_scans)
+                if gibbs and params.split_merge else None)
         trainer = Trainer(model, params, executor, n_rows, heldout=heldout, move=move,
                           check_every=defaults.check_every(model.sampler_, n_rows, batch),
                           checkpoints=True)

@@ -39,6 +39,7 @@ CONSTRAINTS = {
     "verbose": ["verbose"],
     "evaluate_every": [int_from(0)],
     "split_merge": ["boolean", StrOptions({"auto"}), int_from(0)],
+    "restricted_scans": [int_from(0)],
     "init": [StrOptions({"pilot", "random"})],
     "init_rows": [int_from(1), None],
     "shuffle_buffer": [int_from(0), None],
@@ -88,6 +89,7 @@ def check_params(estimator, n_rows=None, continuing=False, n_entries=None):
         n_iter_no_change=int(estimator.n_iter_no_change), n_jobs=n_jobs,
         evaluate_every=int(estimator.evaluate_every),
         split_merge=resolve_split_merge(estimator.split_merge),
+        restricted_scans=int(estimator.restricted_scans),
         shuffle_buffer=optional("shuffle_buffer"), init_rows=optional("init_rows"),
         total_samples=optional("total_samples"), checkpoint_every=checkpoint_every,
         **steps)

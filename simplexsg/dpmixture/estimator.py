@@ -129,9 +129,9 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         refined by this many scans over its rows, each row drawn given every other row of the
         two sides, so that clusters the first rows cannot tell apart still split. 0: the
         sequential allocation alone (Dahl 2003). About 4 where the profiles are dense and
-        overlap and the rows are short (20 counts over 500 categories: held-out ARI 0.08 ->
-        0.68); elsewhere the scans cost moves without finding more (docs/benchmarks/dp.rst,
-        "Restricted Gibbs scans").
+        overlap and the rows are short (tens of counts over hundreds of categories), whose
+        clusters the allocation alone leaves merged; elsewhere the scans cost moves without
+        finding more (docs/benchmarks/dp.rst, "Restricted Gibbs scans").
 
     Attributes
     ----------

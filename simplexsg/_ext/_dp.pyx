@@ -203,6 +203,18 @@ cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const 
         counts[indices[p]] += data[p]
 
 
+cdef inline double _side(double log_q, double difference, double uniform, bint draw,
+                         signed char* side) noexcept nogil:
+    """``log_q`` plus log P(``side[0]``), the probability of a row's side when P(side 1) =
+    1 / (1 + exp(difference)): log P(side 1) = -softplus(difference), log P(side 0) =
+    -softplus(-difference), no log(0). ``draw``: first draw the side, 1 when ``uniform`` is
+    below P(side 1)."""
+    cdef double odds = exp(-fabs(difference))               # the smaller side's odds
+    if draw:
+        side[0] = uniform < (odds if difference > 0.0 else 1.0) / (1.0 + odds)
+    return log_q - log1p(odds) - (max(difference, 0.0) if side[0] else max(-difference, 0.0))
+
+
 def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
                           Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
@@ -233,7 +245,7 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double log_norm[2]             # lgamma(total + d base) of each side
     cdef double log_norm_after[2]       # the same with the row joined
     cdef double predictive[2]
-    cdef double row_total, difference, odds, log_q = 0.0, dim_base = n_features * base
+    cdef double row_total, difference, log_q = 0.0, dim_base = n_features * base
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
     cdef bint out_of_memory = False
@@ -267,14 +279,8 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
             if isnan(predictive[0]) or isnan(predictive[1]):
                 out_of_memory = True
                 break
-            # P(side 1) = 1 / (1 + exp(difference)); log P(side 1) = -softplus(difference),
-            # log P(side 0) = -softplus(-difference): no log(0)
             difference = log_sizes[0] + predictive[0] - log_sizes[1] - predictive[1]
-            odds = exp(-fabs(difference))                   # the smaller side's odds
-            if not forced:
-                side[r] = uniform[r] < (odds if difference > 0.0 else 1.0) / (1.0 + odds)
-            log_q = log_q - log1p(odds) - (
-                max(difference, 0.0) if side[r] else max(-difference, 0.0))
+            log_q = _side(log_q, difference, uniform[r], not forced, &side[r])
             s = side[r]
             marginals[s] += predictive[s]
             sizes[s] += 1.0
@@ -322,7 +328,7 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double sizes[2]
     cdef double totals[2]
     cdef double predictive[2]
-    cdef double row_total, difference, odds, log_q = 0.0, dim_base = n_features * base
+    cdef double row_total, difference, updated, log_q = 0.0, dim_base = n_features * base
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
     cdef bint out_of_memory = False, stopped = False, last
@@ -359,14 +365,10 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
                     out_of_memory = True
                     break
                 difference = log(sizes[0]) + predictive[0] - log(sizes[1]) - predictive[1]
-                odds = exp(-fabs(difference))                   # the smaller side's odds
-                if last and forced:
-                    chosen = target[r]
-                else:
-                    chosen = uniform[t, r] < (odds if difference > 0.0 else 1.0) / (1.0 + odds)
+                chosen = target[r] if last and forced else 0      # else drawn
+                updated = _side(log_q, difference, uniform[t, r], not (last and forced), &chosen)
                 if last:
-                    log_q = log_q - log1p(odds) - (
-                        max(difference, 0.0) if chosen else max(-difference, 0.0))
+                    log_q = updated
                 side[r] = chosen
                 _add_row(indptr, indices, data, row, counts + chosen * n_features)
                 sizes[chosen] += 1.0

@@ -117,17 +117,22 @@ def test_predict_proba_is_bayes_rule():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sampler", SAMPLERS)
-def test_reproducible_across_runs_and_threads(mixture, sampler):
+@pytest.mark.parametrize("sampler, scans", [*((s, 0) for s in SAMPLERS), ("gibbs", 3),
+                                            ("scir", 3)])
+def test_reproducible_across_runs_and_threads(mixture, sampler, scans):
+    """The same fit for the same seed whatever the threads, with restricted scans too (in the
+    exact sampler's moves and in SCIR's pilot); another seed, another fit."""
     X = mixture[0][:600]
-    fits = [DPMixture(sampler, batch_size=100, max_iter=30, random_state=7, n_jobs=n_jobs).fit(X)
+    fits = [DPMixture(sampler, batch_size=100, max_iter=30, random_state=7, n_jobs=n_jobs,
+                      restricted_scans=scans).fit(X)
             for n_jobs in (1, 1, 2)]
     for other in fits[1:]:
         assert np.array_equal(fits[0].theta_, other.theta_)
         assert np.array_equal(fits[0].sticks_, other.sticks_)
         assert fits[0].alpha_ == other.alpha_
         assert np.array_equal(fits[0].labels_, other.labels_)
-    different = DPMixture(sampler, batch_size=100, max_iter=30, random_state=8).fit(X)
+    different = DPMixture(sampler, batch_size=100, max_iter=30, random_state=8,
+                          restricted_scans=scans).fit(X)
     assert not np.array_equal(fits[0].theta_, different.theta_)
 
 

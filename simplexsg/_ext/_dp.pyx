@@ -327,6 +327,8 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef Py_ssize_t r, s, t, row, c, n = rows.shape[0], n_scans = uniform.shape[0]
     cdef double sizes[2]
     cdef double totals[2]
+    cdef double log_norm[2]             # lgamma(total + d base) of each side
+    cdef double log_norm_after[2]       # the same with the row joined
     cdef double predictive[2]
     cdef double row_total, difference, updated, log_q = 0.0, dim_base = n_features * base
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
@@ -348,19 +350,30 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
             _add_row(indptr, indices, data, rows[r], counts + s * n_features)
             sizes[s] += 1.0
             totals[s] += _row_total(indptr, data, rows[r])
+        for s in range(2):
+            log_norm[s] = lgamma(totals[s] + dim_base)
         for t in range(n_scans):
             last = t == n_scans - 1
             for r in range(n):
+                if r + INDPTR_AHEAD < n:
+                    SIMPLEXSG_PREFETCH(&indptr[rows[r + INDPTR_AHEAD]])
+                if r + ROW_AHEAD < n:
+                    SIMPLEXSG_PREFETCH(&indices[indptr[rows[r + ROW_AHEAD]]])
+                    SIMPLEXSG_PREFETCH(&data[indptr[rows[r + ROW_AHEAD]]])
                 row = rows[r]
                 row_total = _row_total(indptr, data, row)
                 s = side[r]
                 _remove_row(indptr, indices, data, row, counts + s * n_features)
                 sizes[s] -= 1.0
                 totals[s] -= row_total
+                # the row's side had its total with the row: one lgamma a side, not two
+                log_norm_after[s] = log_norm[s]
+                log_norm[s] = lgamma(totals[s] + dim_base)
+                log_norm_after[1 - s] = lgamma(totals[1 - s] + row_total + dim_base)
                 for s in range(2):
                     predictive[s] = _log_predictive(
                         indptr, indices, data, row, counts + s * n_features, &rising,
-                        lgamma(totals[s] + dim_base), lgamma(totals[s] + row_total + dim_base))
+                        log_norm[s], log_norm_after[s])
                 if isnan(predictive[0]) or isnan(predictive[1]):
                     out_of_memory = True
                     break
@@ -373,6 +386,7 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
                 _add_row(indptr, indices, data, row, counts + chosen * n_features)
                 sizes[chosen] += 1.0
                 totals[chosen] += row_total
+                log_norm[chosen] = log_norm_after[chosen]
                 if last and forced and log_q < stop_below:
                     stopped = True
                     break

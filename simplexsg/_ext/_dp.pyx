@@ -29,9 +29,8 @@ cdef extern from *:
     void SIMPLEXSG_PREFETCH(const void* p) noexcept nogil
 
 cdef enum:
-    # rows ahead of the one joining a side whose place in indptr, and then whose counts,
-    # a sequential allocation starts loading: its rows come in a random order, each a
-    # cache miss
+    # rows ahead of the one a split-merge pass is at whose place in indptr, and then whose
+    # counts, it starts loading (``_prefetch_ahead``)
     INDPTR_AHEAD = 16
     ROW_AHEAD = 8
 
@@ -203,6 +202,20 @@ cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const 
         counts[indices[p]] += data[p]
 
 
+cdef inline void _prefetch_ahead(const int64_t[::1] indptr, const int64_t[::1] indices,
+                                 const double[::1] data, const int64_t[::1] rows,
+                                 Py_ssize_t r) noexcept nogil:
+    """Start loading the place in indptr of the row INDPTR_AHEAD after ``rows[r]``, and the
+    counts of the row ROW_AHEAD after it: a pass visits a block's rows in a random order, each
+    a cache miss otherwise. A hint only."""
+    cdef Py_ssize_t n = rows.shape[0]
+    if r + INDPTR_AHEAD < n:
+        SIMPLEXSG_PREFETCH(&indptr[rows[r + INDPTR_AHEAD]])
+    if r + ROW_AHEAD < n:
+        SIMPLEXSG_PREFETCH(&indices[indptr[rows[r + ROW_AHEAD]]])
+        SIMPLEXSG_PREFETCH(&data[indptr[rows[r + ROW_AHEAD]]])
+
+
 cdef inline double _side(double log_q, double difference, double uniform, bint draw,
                          signed char* side) noexcept nogil:
     """``log_q`` plus log P(``side[0]``), the probability of a row's side when P(side 1) =
@@ -265,11 +278,7 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
         _add_row(indptr, indices, data, anchor0, counts)
         _add_row(indptr, indices, data, anchor1, counts + n_features)
         for r in range(n):
-            if r + INDPTR_AHEAD < n:
-                SIMPLEXSG_PREFETCH(&indptr[rows[r + INDPTR_AHEAD]])
-            if r + ROW_AHEAD < n:
-                SIMPLEXSG_PREFETCH(&indices[indptr[rows[r + ROW_AHEAD]]])
-                SIMPLEXSG_PREFETCH(&data[indptr[rows[r + ROW_AHEAD]]])
+            _prefetch_ahead(indptr, indices, data, rows, r)
             row_total = _row_total(indptr, data, rows[r])
             for s in range(2):
                 log_norm_after[s] = lgamma(totals[s] + row_total + dim_base)
@@ -355,11 +364,7 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
         for t in range(n_scans):
             last = t == n_scans - 1
             for r in range(n):
-                if r + INDPTR_AHEAD < n:
-                    SIMPLEXSG_PREFETCH(&indptr[rows[r + INDPTR_AHEAD]])
-                if r + ROW_AHEAD < n:
-                    SIMPLEXSG_PREFETCH(&indices[indptr[rows[r + ROW_AHEAD]]])
-                    SIMPLEXSG_PREFETCH(&data[indptr[rows[r + ROW_AHEAD]]])
+                _prefetch_ahead(indptr, indices, data, rows, r)
                 row = rows[r]
                 row_total = _row_total(indptr, data, row)
                 s = side[r]

@@ -331,9 +331,13 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     probability of a given split from the launch state, for the reverse of a merge), and the
     scan ends as soon as log q is below ``stop_below``. ``side`` receives the final sides;
     ``marginals`` (2,) each side's log Dirichlet-multinomial marginal without the multinomial
-    coefficient (NaN after an early end).
+    coefficient (NaN after an early end). ValueError if ``side``, ``uniform``'s rows or a
+    forced ``target`` do not match ``rows``.
     """
     cdef Py_ssize_t r, s, t, row, c, n = rows.shape[0], n_scans = uniform.shape[0]
+    if side.shape[0] != n or uniform.shape[1] != n or forced and target.shape[0] != n:
+        raise ValueError(f"restricted_scans: side, uniform and target must have the {n} "
+                         "entries of rows")
     cdef double sizes[2]
     cdef double totals[2]
     cdef double log_norm[2]             # lgamma(total + d base) of each side

@@ -278,6 +278,8 @@ def test_restricted_scans_draw_their_last_scan_and_stop_a_forced_one_early():
     partial = restricted_scans(*args, rows, uniform, side, drawn.copy(), True, BETA6, stopped,
                                bound)
     assert log_q < partial < bound and np.all(np.isnan(stopped))
+    with pytest.raises(ValueError, match="entries of rows"):
+        restricted_scans(*args, rows, uniform, launch[1:].copy(), drawn, False, BETA6, stopped)
 
 
 def test_restricted_scans_split_dense_clusters_the_sequential_allocation_cannot():

@@ -249,9 +249,13 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
 
     ``stop_below`` (``forced`` only): log q only falls as rows join, so the pass ends as soon as
     it is below this and returns the value reached, with ``marginals`` partial: a merge
-    rejected whatever the rest of q is costs the rows it took to show it.
+    rejected whatever the rest of q is costs the rows it took to show it. ValueError if
+    ``uniform`` or ``side`` do not match ``rows``.
     """
     cdef Py_ssize_t r, s, n = rows.shape[0]
+    if uniform.shape[0] != n or side.shape[0] != n:
+        raise ValueError(f"sequential_allocation: uniform and side must have the {n} entries "
+                         "of rows")
     cdef double sizes[2]
     cdef double log_sizes[2]
     cdef double totals[2]

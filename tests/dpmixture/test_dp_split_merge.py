@@ -115,7 +115,8 @@ def test_a_sequential_allocation_gives_its_sides_marginals(forced, mean_count):
 def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
     """With ``stop_below`` above the whole pass's log q, the forced pass returns a value below
     the bound and above log q (a part of it, each row's factor below 1); with the bound below
-    log q, the whole pass's value, to the bit."""
+    log q, the whole pass's value, to the bit. Uniforms that do not match the rows are
+    refused."""
     X = sp.csr_matrix(np.random.default_rng(3).poisson(2.0, size=(300, 12)).astype(np.float64))
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1,
             np.arange(2, 300, dtype=np.int64), np.zeros(298),
@@ -126,6 +127,8 @@ def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
     bound = whole / 2
     stopped = sequential_allocation(*args, np.empty(2), bound)
     assert whole < stopped < bound
+    with pytest.raises(ValueError, match="entries of rows"):
+        sequential_allocation(*args[:7], args[7][1:], *args[8:], np.empty(2))
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

@@ -129,13 +129,6 @@ def log_labelled_prior_change(occupancy, rows_from, alpha, source, target, moved
             - float(np.sum(np.log1p(shift / between))))
 
 
-def _labels_to_choose(occupancy):
-    """The labels a split may give its new block: empty ones below J, and J (J one past the
-    last occupied label)."""
-    J = np.flatnonzero(occupancy)[-1] + 1
-    return np.concatenate([np.flatnonzero(occupancy[:J] == 0), [J]])
-
-
 class _Blocks:
     """Rows per label of z (``occupancy``) and each occupied label's rows, sorted (``rows``),
     with what a proposal reads of them (``rows_from``: ``rows_from_label(occupancy)``; ``J``,
@@ -175,9 +168,13 @@ class _Blocks:
         self.rows[target] = np.sort(np.concatenate([self.rows.get(target, moved[:0]), moved]))
         self._count()
 
+    def labels_to_choose(self):
+        """The labels a split may give its new block: the empty ones below J, and J."""
+        return np.concatenate([np.flatnonzero(self.occupancy[:self.J] == 0), [self.J]])
+
     def labels_after_merge(self, emptied):
         """(J, the count of labels a split could choose) once label ``emptied`` merges into
-        another occupied label: ``_labels_to_choose`` of that state, without building it."""
+        another occupied label: ``labels_to_choose`` of that state, without building it."""
         J = self.J
         if emptied == J - 1:
             J = int(np.flatnonzero(self.occupancy[:emptied])[-1]) + 1
@@ -286,7 +283,7 @@ class SplitMerge:
         if c == e:
             members = blocks.rows[c]
             others = rng.permutation(members[(members != i) & (members != k)])
-            choices = _labels_to_choose(occupancy)
+            choices = blocks.labels_to_choose()
             e = int(choices[rng.integers(choices.size)])
             side = np.empty(others.size, dtype=np.int8)
             log_q, marginals = self._allocation(i, k, others, side, False, rng)

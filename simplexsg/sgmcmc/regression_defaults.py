@@ -33,8 +33,8 @@ times
   use "sgldcv", or a larger ``batch_size`` with a smaller ``step_size``;
 - "sghmc": a minibatch gradient adds ``h^2 Sigma`` to the momentum's variance per step, so
   without a correction the chain runs at temperature ``1 + h Sigma / (2 friction)``, which at
-  the former default (h = sqrt(0.1 / L), friction = 0.1 / h) was ``1 + N f / (2 n)``: 50x the
-  posterior variance at n = N / 100. It now applies Chen et al.'s (2014) correction: the
+  h = sqrt(0.1 / L) and friction = 0.1 / h is ``1 + N f / (2 n)``: 50x the posterior variance
+  at n = N / 100. So it applies Chen et al.'s (2014) correction: the
   estimator ``NoiseTrackingGradient`` keeps an online estimate Sigma_hat of the minibatch
   gradient's covariance (within-minibatch covariance of the per-datum gradients, exponentially
   averaged), and the injected noise covariance is ``2 friction h I - h^2 Sigma_hat`` (Chen et

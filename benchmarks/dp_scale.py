@@ -74,13 +74,17 @@ def prepare(args, source, N):
     ``test_labels.npy`` beside the sizes, the true mixture in ``truth.npz``; returns (folder,
     the file's info)."""
     if source == "synthetic":
-        profiles, weights, lengths = synthetic_mixture()
+        profiles, weights, lengths = synthetic_mixture(seed=args.mixture_seed)
     else:
         profiles, weights, lengths = reference_mixture(
             source, args.data, Path(args.workdir) / "reference", args.features,
             args.reference_iterations, args.reference_base)
-    base = Path(args.workdir) / (source if source == "synthetic" else
-                                 f"{source}_W{args.features}_base{args.reference_base:g}")
+    if source != "synthetic":
+        base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
+    elif args.mixture_seed:
+        base = Path(args.workdir) / f"synthetic_seed{args.mixture_seed}"
+    else:
+        base = Path(args.workdir) / source
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)
     cdfs = topic_cdfs(profiles)
@@ -238,6 +242,9 @@ def main():
                         help="the rows of the default's convergence check (module docstring)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mixture-seed", type=int, default=0,
+                        help="the seed of the synthetic mixture (its weights and profiles): "
+                             "other seeds give other mixtures of the same kind")
     parser.add_argument("--workdir", default="/tmp/dp_scale")
     add_child_options(parser)
     args = parser.parse_args()

@@ -74,17 +74,18 @@ def prepare(args, source, N):
     ``test_labels.npy`` beside the sizes, the true mixture in ``truth.npz``; returns (folder,
     the file's info)."""
     if source == "synthetic":
-        profiles, weights, lengths = synthetic_mixture(seed=args.mixture_seed)
+        profiles, weights, lengths = synthetic_mixture(n_features=args.synthetic_features,
+                                                       seed=args.mixture_seed)
     else:
         profiles, weights, lengths = reference_mixture(
             source, args.data, Path(args.workdir) / "reference", args.features,
             args.reference_iterations, args.reference_base)
     if source != "synthetic":
         base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
-    elif args.mixture_seed:
-        base = Path(args.workdir) / f"synthetic_seed{args.mixture_seed}"
     else:
-        base = Path(args.workdir) / source
+        base = Path(args.workdir) / "".join(
+            [source, f"_seed{args.mixture_seed}" if args.mixture_seed else "",
+             f"_d{args.synthetic_features}" if args.synthetic_features != 500 else ""])
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)
     cdfs = topic_cdfs(profiles)
@@ -245,6 +246,8 @@ def main():
     parser.add_argument("--mixture-seed", type=int, default=0,
                         help="the seed of the synthetic mixture (its weights and profiles): "
                              "other seeds give other mixtures of the same kind")
+    parser.add_argument("--synthetic-features", type=int, default=500,
+                        help="the categories of the synthetic mixture's rows")
     parser.add_argument("--workdir", default="/tmp/dp_scale")
     add_child_options(parser)
     args = parser.parse_args()

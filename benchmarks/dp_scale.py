@@ -55,7 +55,8 @@ from sklearn.metrics import adjusted_rand_score
 from harness import cli
 from harness.measure import peak_rss_mb
 from harness.children import add_child_options, prepared, reprint, run_child
-from harness.mixture_semisynthetic import (REFERENCE_BASE, REFERENCE_ITERATIONS, heldout_rows,
+from harness.mixture_semisynthetic import (REFERENCE_BASE, REFERENCE_ITERATIONS,
+                                           SYNTHETIC_FEATURES, heldout_rows,
                                            reference_mixture, recovery, row_chunks,
                                            synthetic_mixture, truth_scores)
 from harness.semisynthetic import topic_cdfs, write_uci
@@ -82,10 +83,11 @@ def prepare(args, source, N):
             args.reference_iterations, args.reference_base)
     if source != "synthetic":
         base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
-    else:
-        base = Path(args.workdir) / "".join(
-            [source, f"_seed{args.mixture_seed}" if args.mixture_seed else "",
-             f"_d{args.synthetic_features}" if args.synthetic_features != 500 else ""])
+    else:        # the folder of the default mixture keeps its name
+        base = Path(args.workdir) / (
+            source + (f"_seed{args.mixture_seed}" if args.mixture_seed else "")
+            + (f"_d{args.synthetic_features}"
+               if args.synthetic_features != SYNTHETIC_FEATURES else ""))
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)
     cdfs = topic_cdfs(profiles)
@@ -246,7 +248,7 @@ def main():
     parser.add_argument("--mixture-seed", type=int, default=0,
                         help="the seed of the synthetic mixture (its weights and profiles): "
                              "other seeds give other mixtures of the same kind")
-    parser.add_argument("--synthetic-features", type=int, default=500,
+    parser.add_argument("--synthetic-features", type=int, default=SYNTHETIC_FEATURES,
                         help="the categories of the synthetic mixture's rows")
     parser.add_argument("--workdir", default="/tmp/dp_scale")
     add_child_options(parser)

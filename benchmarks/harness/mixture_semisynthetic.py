@@ -90,7 +90,11 @@ def reference_mixture(source, data_dir, cache_dir, features=None,
     return profiles[order], weights[order], lengths
 
 
-def synthetic_mixture(n_clusters=100, n_features=500, row_length=20, seed=0):
+#: Categories of the synthetic mixture's rows unless told otherwise.
+SYNTHETIC_FEATURES = 500
+
+
+def synthetic_mixture(n_clusters=100, n_features=SYNTHETIC_FEATURES, row_length=20, seed=0):
     """(profiles, weights, lengths) of a mixture fitted on no data, the one #38 was filed
     with: ``n_clusters`` weights ~ Dirichlet(1), so that many clusters hold 0.1-1% of the
     rows; profiles ~ Dirichlet(0.05) over ``n_features`` categories

@@ -53,12 +53,6 @@ PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
 #: to tell them apart ("The DP mixture at scale" and "The pilot's rows" in
 #: docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
-#: Stored counts of the pilot per category (column) at least: a cluster's profile over d
-#: categories needs about d times as many counts to be told apart from its neighbours, so past
-#: ``PILOT_ENTRIES / PILOT_ENTRIES_PER_FEATURE`` categories (1,000 for "gibbs") both bounds of
-#: the pilot grow in proportion to d ("The pilot in many categories" in
-#: docs/benchmarks/dp.rst).
-PILOT_ENTRIES_PER_FEATURE = 100
 #: ``split_merge="auto"``: at least MIN_SPLIT_MERGE proposals per iteration, and more until
 #: their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a budget in block rows,
 #: which the seed alone decides; a split passes over its block's rows, a merge sums its two
@@ -94,14 +88,12 @@ def auto_sampler(n_rows, n_entries=None, chain_sampler=None):
     return chain_sampler or ("gibbs" if small else "scir")
 
 
-def pilot_bounds(sampler, n_features):
+def pilot_bounds(sampler):
     """(rows, stored counts) of the pilot chain at most when ``init_rows=None``, for the chain
-    of ``sampler`` on rows of ``n_features`` categories: the sampler's bounds, both scaled by
-    ``n_features * PILOT_ENTRIES_PER_FEATURE / entries`` where that exceeds 1."""
-    rows, entries = ((PILOT_ROWS, PILOT_ENTRIES) if sampler == "gibbs"
-                     else (MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES))
-    scale = max(1.0, n_features * PILOT_ENTRIES_PER_FEATURE / entries)
-    return int(rows * scale), int(entries * scale)
+    of ``sampler``."""
+    if sampler == "gibbs":
+        return PILOT_ROWS, PILOT_ENTRIES
+    return MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES
 
 
 def pilot_chain(sampler, n_rows):

@@ -53,9 +53,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ``PILOT_ENTRIES`` (100,000) stored counts for "gibbs", ``MINIBATCH_PILOT_ROWS``
         (200,000) and ``MINIBATCH_PILOT_ENTRIES`` (5,000,000) for "scir" and "sgrld", whose
         chains keep the pilot's clusters and add few, so that the pilot's cost is bounded
-        whatever the row length; both bounds grow in proportion to the categories past
-        ``PILOT_ENTRIES_PER_FEATURE`` (100) stored counts a category, which rows of many
-        categories need for their clusters to be found.
+        whatever the row length.
     client : dask.distributed.Client or None, default None
         Allocate each minibatch's rows (``sampler="scir"``/``"sgrld"``) on the workers of a Dask
         cluster (``pip install simplexsg[dask]``; ``simplexsg.dpmixture.distributed``): ``fit``

@@ -48,7 +48,7 @@ def matrix_start(X, state, params, seed, executor):
     rng = _rng(seed, 2)
     order = rng.permutation(X.shape[0])
     if params.init_rows is None:          # up to the sampler's bounds on rows and entries
-        max_rows, max_entries = pilot_bounds(params.sampler, X.shape[1])
+        max_rows, max_entries = pilot_bounds(params.sampler)
         entries = np.cumsum(executor.row_entries(X)[order])
         n = min(max_rows, max(1, int(np.searchsorted(entries, max_entries, "right"))))
     else:
@@ -64,7 +64,7 @@ def stream_start(stream, state, params, seed):
     pilot (``init="pilot"``) on the first minibatches of a shuffled pass, up to the pilot's
     rows and counts. Returns the state, the rows read (CSR) and the corpus's number of rows."""
     rng = _rng(seed, 2)
-    max_rows, max_entries = pilot_bounds(params.sampler, stream.n_features)
+    max_rows, max_entries = pilot_bounds(params.sampler)
     batch = min(params.batch_size, max_rows)
     pilot, rows, entries = [], 0, 0
     for _, X_rows in stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng):

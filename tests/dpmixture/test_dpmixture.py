@@ -371,22 +371,6 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
     assert rows < 9000 and 10_000 - 4 < entries < 10_000 + (4_000 if streamed else 4)
     if not streamed:
         assert pilot("gibbs")[0] == 2000
-        # 40 categories at 5,000 counts each: twice the exact sampler's 100,000 counts
-        monkeypatch.setattr(defaults, "PILOT_ENTRIES_PER_FEATURE", 5000)
-        assert pilot("gibbs")[0] == 4000
-
-
-def test_the_pilots_bounds_grow_with_the_categories_past_their_counts():
-    """Both bounds scale by d * PILOT_ENTRIES_PER_FEATURE / entries where that exceeds 1."""
-    per = defaults.PILOT_ENTRIES_PER_FEATURE
-    rows, entries = defaults.PILOT_ROWS, defaults.PILOT_ENTRIES
-    assert defaults.pilot_bounds("gibbs", 1) == (rows, entries)
-    assert defaults.pilot_bounds("gibbs", entries // per) == (rows, entries)
-    assert defaults.pilot_bounds("gibbs", 20 * entries // per) == (20 * rows, 20 * entries)
-    rows, entries = defaults.MINIBATCH_PILOT_ROWS, defaults.MINIBATCH_PILOT_ENTRIES
-    for sampler in ("scir", "sgrld"):
-        assert defaults.pilot_bounds(sampler, entries // per) == (rows, entries)
-        assert defaults.pilot_bounds(sampler, 3 * entries // per) == (3 * rows, 3 * entries)
 
 
 def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):

@@ -327,9 +327,10 @@ class SplitMerge:
             else:
                 log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
             moved, target, source, kind = block_e, c, e, "merge"
+        work = members.size * (1 + self.scans * scanned)      # rows passed over
         if log_u < log_ratio:
             blocks.move(z, np.sort(moved), target, source)
             cache.pop(c, None)
             cache.pop(e, None)
-            return kind, members.size * (1 + self.scans * scanned)
-        return None, members.size * (1 + self.scans * scanned)
+            return kind, work
+        return None, work

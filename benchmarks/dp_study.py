@@ -11,12 +11,13 @@ Data sets (``--sets``; ``tuning`` / ``heldout`` / ``all``):
 The defaults were chosen on the ``tuning`` group (synthetic seed 0 sets and msweb); the
 ``heldout`` group (other synthetic draws, the text corpora) is the check.
 
-Every sampler ("scir", "sgrld", "gibbs") runs ``DPMixture(sampler, max_time=budget,
-max_iter=NO_ITER_LIMIT, tol=None)`` (``max_time`` only caps ``max_iter``: the budget ends the
-fit, not the convergence check) with no other setting, ``--seeds`` seeds, and records ``score(X_heldout)`` (mean log predictive per
-held-out row) about 40 times over its budget. The score "at equal time" is the mean of a
-sampler's scores in the last quarter of the budget (one state is one posterior sample: the mean
-smooths its spread). The summary gives, per data set, each sampler's score, clusters with at
+Every sampler ("scir", "sgrld", "gibbs"; ``--samplers``: some) runs ``DPMixture(sampler,
+max_time=budget, max_iter=NO_ITER_LIMIT, tol=None)`` (``max_time`` only caps ``max_iter``: the
+budget ends the fit, not the convergence check) with no other setting (``--params``: more,
+the same for every run), ``--seeds`` seeds, and records ``score(X_heldout)`` (mean log
+predictive per held-out row) about 40 times over its budget. The score "at equal time" is the
+mean of a sampler's scores in the last quarter of the budget (one state is one posterior
+sample: the mean smooths its spread). The summary gives, per data set, each sampler's score, clusters with at
 least 1% of the rows and held-out ARI, and the gaps of the default (``sampler="auto"``) and of
 SCIR to the best sampler, in percent of the best score's magnitude; for the synthetic sets, the
 default's recovered clusters (true clusters with >= 1% of the rows that are the majority label
@@ -26,7 +27,9 @@ The JSON at --out (the data sets under "sets") and beside it a PNG per data set
 
     python benchmarks/dp_study.py --out benchmarks/results/dp_study.json    # about 25 minutes
     python benchmarks/dp_study.py --quick                                    # a minute
+    python benchmarks/dp_study.py --sets heldout --samplers gibbs --params '{"init": "random"}'
 """
+import json
 import time
 
 import numpy as np
@@ -111,11 +114,11 @@ def budget(X):
     return 10.0 if X.shape[0] < 10_000 else 20.0 if X.shape[0] < 100_000 else 30.0
 
 
-def run(sampler, X, X_test, labels, labels_test, seconds, seed):
+def run(sampler, X, X_test, labels, labels_test, seconds, seed, params=None):
     start = time.perf_counter()
     every = max(1, 40_000 // X.shape[0]) if sampler == "gibbs" else 25
     dp = DPMixture(sampler, max_time=seconds, max_iter=NO_ITER_LIMIT, tol=None,
-                   evaluate_every=every, random_state=seed)
+                   evaluate_every=every, random_state=seed, **(params or {}))
     dp.fit(X, X_heldout=X_test)
     curve = [(h["seconds"], h["score"], h["n_components"]) for h in dp.history_]
     final_score = dp.score(X_test)
@@ -135,11 +138,12 @@ def run(sampler, X, X_test, labels, labels_test, seconds, seed):
 def summarise(results):
     """Per data set: each sampler's median score, clusters >= 1% and ARI over seeds; the gaps
     of the default ("auto") and of SCIR to the best sampler, in percent of its magnitude."""
+    ran = [s for s in SAMPLERS if any(r["sampler"] == s for e in results for r in e["runs"])]
     lines = [f"{'set':>16} {'group':>8} {'N':>7} {'true1%':>6} " + " ".join(
-        f"{s + ' score':>12} {'cl1%':>4} {'ARI':>5}" for s in SAMPLERS)
+        f"{s + ' score':>12} {'cl1%':>4} {'ARI':>5}" for s in ran)
         + "  default  gap %  scir gap %  default rec+extra"]
     for entry in results:
-        by = {s: [r for r in entry["runs"] if r["sampler"] == s] for s in SAMPLERS}
+        by = {s: [r for r in entry["runs"] if r["sampler"] == s] for s in ran}
         med = {s: (np.median([r["score"] for r in rs]), np.median([r["clusters_1pct"] for r in rs]),
                    None if rs[0]["ari"] is None else np.median([r["ari"] for r in rs]))
                for s, rs in by.items() if rs}
@@ -150,7 +154,7 @@ def summarise(results):
         cells = " ".join(f"{m[0]:12.3f} {m[1]:4.0f} {'' if m[2] is None else f'{m[2]:.3f}':>5}"
                          for m in med.values())
         true = entry.get("true_clusters_1pct")
-        recovered = [r["recovery"] for r in by[default] if r.get("recovery")]
+        recovered = [r["recovery"] for r in by.get(default, []) if r.get("recovery")]
         rec = "/".join(f"{a}+{b}" for a, b in recovered)
         lines.append(f"{entry['name']:>16} {entry['group']:>8} {entry['n_rows']:>7} "
                      f"{'' if true is None else true:>6} {cells}  {default:>7} {gap:6.2f} "
@@ -188,6 +192,9 @@ def main():
                         help="names, or tuning / heldout / all")
     parser.add_argument("--budget", type=float, help="seconds per sampler (default: by size, "
                         "``budget``)")
+    parser.add_argument("--samplers", nargs="+", choices=SAMPLERS, default=list(SAMPLERS))
+    parser.add_argument("--params", default="{}", help="more DPMixture parameters, JSON, for "
+                        "every run (e.g. '{\"base_concentration\": 0.05}')")
     args = parser.parse_args()
     if args.summary_only:
         print(summarise([entry for saved in cli.read_results(args.summary_only)
@@ -203,8 +210,9 @@ def main():
                      budget=seconds, runs=[], true_clusters_1pct=None if labels is None else
                      int(np.sum(np.bincount(labels) >= 0.01 * labels.size)))
         for seed in range(args.seeds):
-            for sampler in SAMPLERS:
-                r = run(sampler, X, X_test, labels, labels_test, seconds, seed)
+            for sampler in args.samplers:
+                r = run(sampler, X, X_test, labels, labels_test, seconds, seed,
+                        json.loads(args.params))
                 entry["runs"].append(r)
                 ari = "" if r["ari"] is None else (f", ARI {r['ari']:.3f}, recovered "
                                                    f"{r['recovery'][0]} + {r['recovery'][1]} extra")

@@ -69,6 +69,11 @@ def test_scir_one_step_moments_are_exact(theta, a, h):
     (1.0, 1.0, 0.1), (0.5, 0.3, 0.5), (3.0, 2.0, 1.0),
     (0.2, 0.01, 0.5),       # shape < 1, N = 0 and N >= 1 both common
     (1e-3, 0.05, 1.0),      # N = 0 nearly always: Gamma(a + 1) U^(1/a)
+    (0.5, 0.5, 0.02),       # shape 1/2: one normal, (Z + sqrt(2 lam))^2, lam about 25
+    (0.0, 0.5, 0.1),        # shape 1/2 from 0
+    (1.0, 0.5, np.inf),     # an exact draw: Gamma(1/2)
+    (0.3, 0.75, 0.5),       # 1/2 < shape < 1: Gamma(a - 1/2) below 1/2 plus the normal part
+    (2.0, 0.49, 0.05),      # just below 1/2: the Poisson form
 ])
 def test_scir_one_step_law_is_the_cir_transition(theta, a, h):
     x = scir_transition(np.full((20_000, 1), theta), np.full((20_000, 1), a), h, 7).ravel()

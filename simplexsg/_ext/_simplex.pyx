@@ -9,17 +9,20 @@ SCIR: exact Cox-Ingersoll-Ross steps of every coordinate.
 The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(-h)`` and
 ``lam = theta exp(-h) / c`` (Baker et al. 2018, Section 3). It is drawn exactly in one of two equivalent forms:
 
-* shape a >= 1: ``c * (Gamma(a - 1/2) + (Z + sqrt(2 lam))^2 / 2)``, Z ~ N(0, 1)
-  (ncx2(df) = chi2(df - 1) + (Z + sqrt(nonc))^2 for df > 1, as numpy does);
-* shape a < 1: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``. The Poisson is drawn by its
+* shape a >= 1/2: ``c * (Gamma(a - 1/2) + (Z + sqrt(2 lam))^2 / 2)``, Z ~ N(0, 1)
+  (ncx2(df) = chi2(df - 1) + (Z + sqrt(nonc))^2 for df > 1, as numpy does; at df = 1, a =
+  1/2, the chi2 part is 0 and a draw is one normal: the common case of the DP mixture's
+  default base measure, where the Poisson form below costs a Poisson and a gamma of shape
+  about lam, 1/h, at each category a cluster's rows leave empty);
+* shape a < 1/2: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``. The Poisson is drawn by its
   first arrival time E ~ Exp(1) (``N = 0`` when ``E > lam``, otherwise 1 plus a Poisson of
   ``lam - E``). When N = 0, ``E - lam`` is again Exp(1) and independent of the event
   (memorylessness), and it supplies the gamma's power of a uniform:
   ``Gamma(a) = Gamma(a + 1) * U^(1/a)`` with ``log U = -(E - lam)``, the gamma of shape in
-  [1, 2) drawn by Marsaglia and Tsang's method with its constants computed once per shape. A
+  [1, 3/2) drawn by Marsaglia and Tsang's method with its constants computed once per shape. A
   value that would underflow is kept in log space until the row is finished (below). A word
-  with no counts (a = beta, the common case) so costs one exponential, one normal, one
-  uniform and one ``exp``.
+  with no counts (a = beta < 1/2, LDA's common case) so costs one exponential, one normal,
+  one uniform and one ``exp``.
 
 Tiny values, per row (the last axis is the simplex):
 
@@ -111,14 +114,14 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
     cdef double a, g, v, z, lam, first, log_v
     cdef double top = 0.0                       # largest value stored as is
     cdef double log_top_tiny = -INFINITY        # largest log stored as a negative
-    cdef GammaConstants small                   # for Gamma(a + 1) of the last a < 1 seen
+    cdef GammaConstants small                   # for Gamma(a + 1) of the last a < 1/2 seen
     small.shape = -1.0
     for j in range(d):
         a = shape[j]
         log_v = 0.0                             # log of the value when it is v * e^log_v
-        if a >= 1.0:
+        if a >= 0.5:
             z = random_standard_normal(rng) + sqrt(2.0 * theta[j] * rate)
-            v = c * (random_standard_gamma(rng, a - 0.5) + 0.5 * z * z)
+            v = c * ((random_standard_gamma(rng, a - 0.5) if a > 0.5 else 0.0) + 0.5 * z * z)
         else:
             lam = theta[j] * rate
             first = random_standard_exponential(rng)

@@ -107,9 +107,11 @@ def prior_sticks(n, alpha, rng):
     return scir_transition(np.ones((n, 2)), np.tile([1.0, alpha], (n, 1)), np.inf, rng)
 
 
-def base_components(n, n_features, base, rng):
-    """``n`` components (n, n_features) drawn from the base measure: Gamma(base) each."""
-    return scir_transition(np.ones((n, n_features)), np.full((n, n_features), base), np.inf, rng)
+def base_components(n, n_features, base, rng, n_jobs=1):
+    """``n`` components (n, n_features) drawn from the base measure: Gamma(base) each, on
+    ``n_jobs`` threads (the draws do not depend on them)."""
+    return scir_transition(np.ones((n, n_features)), np.full((n, n_features), base), np.inf, rng,
+                           n_jobs)
 
 
 def new_state(n_components, n_features, base, alpha, rng):
@@ -119,15 +121,11 @@ def new_state(n_components, n_features, base, alpha, rng):
     return ChainState(theta, prior_sticks(n_components, alpha, rng), alpha)
 
 
-def new_sticks(state, n, base, rng):
-    """n sticks from the prior given ``state.alpha``, then n components from the base measure
-    (in that order: the draws of ``extend``)."""
-    return prior_sticks(n, state.alpha, rng), base_components(n, state.theta.shape[1], base, rng)
-
-
-def extend(state, n, base, rng):
-    """``state`` with n sticks from the prior and n components from the base measure appended."""
-    sticks, theta = new_sticks(state, n, base, rng)
+def extend(state, n, base, rng, n_jobs=1):
+    """``state`` with n sticks from the prior given ``state.alpha``, then n components from the
+    base measure, appended."""
+    sticks = prior_sticks(n, state.alpha, rng)
+    theta = base_components(n, state.theta.shape[1], base, rng, n_jobs)
     return dataclasses.replace(state, theta=np.vstack([state.theta, theta]),
                                sticks=np.vstack([state.sticks, sticks]))
 
@@ -143,15 +141,14 @@ def allocate(state, kernel, executor, X, z, rng):
     else:
         log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
         lowest = log_slice.min()
-    sticks, components = state.sticks, []
-    while log_rest > lowest:       # extend's draws, the components stacked once at the end
-        more_sticks, more_components = new_sticks(state, NEW_STICKS, kernel.base, rng)
-        sticks = np.vstack([sticks, more_sticks])
-        components.append(more_components)
+    sticks = state.sticks
+    while log_rest > lowest:       # sticks first; their components in one draw after
+        sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
         log_w, log_rest = log_weights(sticks)
-    if components:
-        state = dataclasses.replace(state, sticks=sticks,
-                                    theta=np.vstack([state.theta, *components]))
+    added = sticks.shape[0] - state.sticks.shape[0]
+    if added:
+        theta = base_components(added, state.theta.shape[1], kernel.base, rng, kernel.n_jobs)
+        state = dataclasses.replace(state, sticks=sticks, theta=np.vstack([state.theta, theta]))
     log_phi = np.log(to_simplex(state.theta))
     labels = executor.allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]), z is None,
                                kernel.n_jobs)
@@ -171,7 +168,7 @@ def split_merge(state, kernel, move, z, rng):
     else:
         move.run(z, state.alpha, rng, kernel.split_merge)
     missing = int(z.max()) + 1 - state.sticks.shape[0]
-    return extend(state, missing, kernel.base, rng) if missing > 0 else state
+    return extend(state, missing, kernel.base, rng, kernel.n_jobs) if missing > 0 else state
 
 
 def holding_a_row(sticks, n_total):
@@ -201,7 +198,8 @@ def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=
     empty = np.flatnonzero(occupancy == 0)
     if empty.size and kept is not None:
         theta = theta.copy()
-        theta[empty] = base_components(empty.size, theta.shape[1], kernel.base, rng)
+        theta[empty] = base_components(empty.size, theta.shape[1], kernel.base, rng,
+                                       kernel.n_jobs)
     members = np.bincount(z, minlength=J) * scale
     after = np.concatenate([np.cumsum(members[::-1])[::-1][1:], [0.0]])
     stick_counts = np.column_stack([members, after])

@@ -17,13 +17,13 @@ budget ends the fit, not the convergence check) with no other setting (``--param
 the same for every run), ``--seeds`` seeds, and records ``score(X_heldout)`` (mean log
 predictive per held-out row) about 40 times over its budget. The score "at equal time" is the
 mean of a sampler's scores in the last quarter of the budget (one state is one posterior
-sample: the mean smooths its spread). The summary gives, per data set, each sampler's score, clusters with at
-least 1% of the rows and held-out ARI, and the gaps of the default (``sampler="auto"``) and of
-SCIR to the best sampler, in percent of the best score's magnitude; for the synthetic sets, the
-default's recovered clusters (true clusters with >= 1% of the rows that are the majority label
-of exactly one found cluster >= 1%) + extra ones (found clusters >= 1% beyond those), per seed.
-The JSON at --out (the data sets under "sets") and beside it a PNG per data set
-(``<stem>_<set>.png``).
+sample: the mean smooths its spread). The summary gives, per data set, each sampler's score,
+clusters with at least 1% of the rows and held-out ARI, and the gaps of the default
+(``sampler="auto"``) and of SCIR to the best sampler, in percent of the best score's
+magnitude; for the synthetic sets, the default's recovered clusters (true clusters with >= 1%
+of the rows that are the majority label of exactly one found cluster >= 1%) + extra ones
+(found clusters >= 1% beyond those), per seed. The JSON at --out (the data sets under
+"sets") and beside it a PNG per data set (``<stem>_<set>.png``).
 
     python benchmarks/dp_study.py --out benchmarks/results/dp_study.json    # about 25 minutes
     python benchmarks/dp_study.py --quick                                    # a minute

@@ -121,11 +121,10 @@ def new_state(n_components, n_features, base, alpha, rng):
     return ChainState(theta, prior_sticks(n_components, alpha, rng), alpha)
 
 
-def extend(state, n, base, rng, n_jobs=1):
-    """``state`` with n sticks from the prior given ``state.alpha``, then n components from the
-    base measure, appended."""
-    sticks = prior_sticks(n, state.alpha, rng)
-    theta = base_components(n, state.theta.shape[1], base, rng, n_jobs)
+def extend(state, sticks, base, rng, n_jobs=1):
+    """``state`` with the stick pairs ``sticks`` (n, 2) appended, and n components drawn from
+    the base measure."""
+    theta = base_components(sticks.shape[0], state.theta.shape[1], base, rng, n_jobs)
     return dataclasses.replace(state, theta=np.vstack([state.theta, theta]),
                                sticks=np.vstack([state.sticks, sticks]))
 
@@ -145,10 +144,8 @@ def allocate(state, kernel, executor, X, z, rng):
     while log_rest > lowest:       # sticks first; their components in one draw after
         sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
         log_w, log_rest = log_weights(sticks)
-    added = sticks.shape[0] - state.sticks.shape[0]
-    if added:
-        theta = base_components(added, state.theta.shape[1], kernel.base, rng, kernel.n_jobs)
-        state = dataclasses.replace(state, sticks=sticks, theta=np.vstack([state.theta, theta]))
+    if sticks.shape[0] > state.sticks.shape[0]:
+        state = extend(state, sticks[state.sticks.shape[0]:], kernel.base, rng, kernel.n_jobs)
     log_phi = np.log(to_simplex(state.theta))
     labels = executor.allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]), z is None,
                                kernel.n_jobs)
@@ -168,7 +165,10 @@ def split_merge(state, kernel, move, z, rng):
     else:
         move.run(z, state.alpha, rng, kernel.split_merge)
     missing = int(z.max()) + 1 - state.sticks.shape[0]
-    return extend(state, missing, kernel.base, rng, kernel.n_jobs) if missing > 0 else state
+    if missing <= 0:
+        return state
+    return extend(state, prior_sticks(missing, state.alpha, rng), kernel.base, rng,
+                  kernel.n_jobs)
 
 
 def holding_a_row(sticks, n_total):

@@ -93,7 +93,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
 
     Raises ValueError, and writes nothing meaningful, when a SCIR step's Poisson rate
     ``theta e^-h / (1 - e^-h)`` would exceed 1e17 (an absurdly small h) at a coordinate whose
-    shape is below 1 (the others draw no Poisson).
+    shape is below 1/2 (the others draw no Poisson).
     """
     cdef Py_ssize_t K = theta.shape[0], W = theta.shape[1], k, j, e
     if est_ptr.shape[0] != K + 1 or est_ptr[0] != 0 or est_ptr[K] != est_word.shape[0] \
@@ -140,7 +140,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
     cdef int* failed = &out_of_memory
     cdef int* rate_failed = &too_small
     cdef double largest = MAX_POISSON_RATE / rate
-    cdef bint check_rate = not sgrld and beta < 1.0
+    cdef bint check_rate = not sgrld and beta < 0.5
     with nogil, parallel(num_threads=max(1, n_jobs)):
         row_theta = <double*> malloc(4 * W * sizeof(double))
         if row_theta == NULL:
@@ -167,9 +167,9 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
             for e in range(est_ptr[k], est_ptr[k + 1]):
                 shape[est_word[e]] = shape[est_word[e]] + est_value[e]
                 est_total = est_total + est_value[e]
-            if check_rate and top > largest:    # only shapes below 1 draw a Poisson
+            if check_rate and top > largest:    # only shapes below 1/2 draw a Poisson
                 for j in range(W):
-                    if shape[j] < 1.0 and row_theta[j] > largest:
+                    if shape[j] < 0.5 and row_theta[j] > largest:
                         rate_failed[0] = 1
             if rate_failed[0]:
                 continue

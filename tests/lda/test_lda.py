@@ -542,8 +542,8 @@ def test_partial_fit_refuses_total_samples_below_its_minibatch(synthetic):
 
 def test_global_step_refuses_a_step_too_small_for_the_state():
     """The kernel's own guard, behind the parameter check: a Poisson rate theta e^-h /
-    (1 - e^-h) above 1e17 is refused, naming the step size, where the shape is below 1 (only
-    there is a Poisson drawn: with beta >= 1 the same step is taken)."""
+    (1 - e^-h) above 1e17 is refused, naming the step size, where the shape is below 1/2
+    (only there is a Poisson drawn: with beta = 1/2 the same step is taken)."""
     import scipy.sparse as sparse
     from simplexsg.lda.global_step import LocalCounts, step_topics
     theta = np.full((2, 3), 1e3)
@@ -553,7 +553,7 @@ def test_global_step_refuses_a_step_too_small_for_the_state():
     with pytest.raises(ValueError, match="step size h=1e-16 is too small"):
         step_topics(theta, counts, h=1e-16, **kwargs)
     assert np.isfinite(step_topics(theta, counts, h=1e-8, **kwargs)[0]).all()
-    kwargs["beta"] = 1.5
+    kwargs["beta"] = 0.5
     assert np.isfinite(step_topics(theta, counts, h=1e-16, **kwargs)[0]).all()
 
 

@@ -85,16 +85,22 @@ def test_truth_scores_are_the_mixture_log_likelihood():
 
 
 def test_reference_mixture_is_the_clusters_of_its_fit(tmp_path, monkeypatch):
+    """The fit's clusters, largest first: the three true ones, each within a row of its true
+    share, and at most a stray row or two beside them (with the sharp base measure 0.05 the
+    exact chain often keeps a row that fits no cluster well on its own: 4 of 8 seeds)."""
     weights = np.array([0.5, 0.3, 0.2])
     X, labels, _, _ = make_multinomial_mixture(600, 30, 3, weights=weights, concentration=0.1,
                                                row_length=40, random_state=5)
     monkeypatch.setattr(mixture, "source_rows",
                         lambda source, data_dir, features, seed: sp.csr_matrix(X))
     profiles, found, lengths = mixture.reference_mixture("toy", None, tmp_path, iterations=30)
-    assert profiles.shape == (3, 30)
+    assert profiles.shape == (found.size, 30) and found.size >= 3
     np.testing.assert_allclose(profiles.sum(axis=1), 1.0)
+    np.testing.assert_allclose(found.sum(), 1.0)
     assert np.all(np.diff(found) <= 0)                           # largest first
-    np.testing.assert_allclose(found, np.sort(np.bincount(labels) / 600)[::-1])
+    np.testing.assert_allclose(found[:3], np.sort(np.bincount(labels) / 600)[::-1],
+                               atol=1.5 / 600)
+    assert found[3:].sum() <= 2 / 600
     np.testing.assert_array_equal(lengths, np.asarray(X.sum(axis=1)).ravel())
     cached = mixture.reference_mixture("toy", None, tmp_path, iterations=30)
     np.testing.assert_array_equal(cached[0], profiles)

@@ -34,7 +34,7 @@ from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
-from ._simplex cimport _scir_row, _sgrld_row
+from ._simplex cimport _draws_poisson, _scir_row, _sgrld_row
 
 import numpy as np
 
@@ -140,7 +140,7 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
     cdef int* failed = &out_of_memory
     cdef int* rate_failed = &too_small
     cdef double largest = MAX_POISSON_RATE / rate
-    cdef bint check_rate = not sgrld and beta < 0.5
+    cdef bint check_rate = not sgrld and _draws_poisson(beta)
     with nogil, parallel(num_threads=max(1, n_jobs)):
         row_theta = <double*> malloc(4 * W * sizeof(double))
         if row_theta == NULL:
@@ -167,9 +167,9 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
             for e in range(est_ptr[k], est_ptr[k + 1]):
                 shape[est_word[e]] = shape[est_word[e]] + est_value[e]
                 est_total = est_total + est_value[e]
-            if check_rate and top > largest:    # only shapes below 1/2 draw a Poisson
+            if check_rate and top > largest:
                 for j in range(W):
-                    if shape[j] < 0.5 and row_theta[j] > largest:
+                    if _draws_poisson(shape[j]) and row_theta[j] > largest:
                         rate_failed[0] = 1
             if rate_failed[0]:
                 continue

@@ -119,7 +119,7 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
     for j in range(d):
         a = shape[j]
         log_v = 0.0                             # log of the value when it is v * e^log_v
-        if a >= 0.5:
+        if not _draws_poisson(a):
             z = random_standard_normal(rng) + sqrt(2.0 * theta[j] * rate)
             v = c * ((random_standard_gamma(rng, a - 0.5) if a > 0.5 else 0.0) + 0.5 * z * z)
         else:

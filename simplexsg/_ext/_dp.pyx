@@ -13,7 +13,8 @@ given the weights when the slice is -inf and every component of noticeable weigh
 ``sequential_allocation`` is the proposal of the split-merge move
 (``simplexsg.dpmixture.split_merge``): a block's rows split in two, one row at a time, by the
 Dirichlet-multinomial predictive, and returns each side's log marginal; ``summed_log_marginal``
-scores a block from summed counts; ``summed_by_component`` sums rows by their components.
+scores a block from summed counts and ``merged_log_marginal_gain`` the merge of two blocks;
+``summed_by_component`` sums rows by their components.
 """
 import numpy as np
 
@@ -449,6 +450,62 @@ def summed_log_marginal(const int64_t[::1] index_a, const double[::1] count_a,
             if s > 0.0:
                 result = result + lgamma(base + s) - log_gamma_base
     return result + lgamma(n_features * base) - lgamma(n_features * base + total)
+
+
+def merged_log_marginal_gain(const int64_t[::1] index_a, const double[::1] count_a,
+                             const int64_t[::1] index_b, const double[::1] count_b,
+                             Py_ssize_t n_features, double base, const double[::1] rising):
+    """``summed_log_marginal`` of the union of two blocks less those of each block alone (the
+    arguments as there, both blocks non-empty): a merge's change of log marginal. A category
+    present in one block only cancels, so only the shared ones count: O(categories)
+    comparisons and a lookup per shared category, ``rising[c]`` = ``lgamma(base + c) -
+    lgamma(base)`` for the counts c below its size (``lgamma`` above)::
+
+        sum_{c shared} [R(a_c + b_c) - R(a_c) - R(b_c)]
+            + lgamma(d base + n_a) + lgamma(d base + n_b) - lgamma(d base + n_a + n_b)
+            - lgamma(d base)
+    """
+    cdef Py_ssize_t a, b, n_a = index_a.shape[0], n_b = index_b.shape[0]
+    cdef double total_a = 0.0, total_b = 0.0, result = 0.0, prior = n_features * base
+    cdef int64_t category_a, category_b
+    with nogil:
+        for a in range(n_a):
+            total_a = total_a + count_a[a]
+        for b in range(n_b):
+            total_b = total_b + count_b[b]
+        a = b = 0
+        while a < n_a and b < n_b:          # the smaller id moves on, both if equal
+            category_a, category_b = index_a[a], index_b[b]
+            if category_a == category_b:
+                result = result + (_rising_factorial(rising, base, count_a[a] + count_b[b])
+                                   - _rising_factorial(rising, base, count_a[a])
+                                   - _rising_factorial(rising, base, count_b[b]))
+            a += category_a <= category_b
+            b += category_b <= category_a
+    return (result + lgamma(prior + total_a) + lgamma(prior + total_b)
+            - lgamma(prior + total_a + total_b) - lgamma(prior))
+
+
+cdef inline double _rising_factorial(const double[::1] rising, double base,
+                                     double count) noexcept nogil:
+    """lgamma(base + count) - lgamma(base), from the table ``rising`` where it holds it."""
+    if count < rising.shape[0]:
+        return rising[<Py_ssize_t> count]
+    return lgamma(base + count) - lgamma(base)
+
+
+def summed_rows(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
+                const int64_t[::1] rows, Py_ssize_t n_features):
+    """Dense (n_features,) sum of the rows ``rows`` of a CSR matrix (indptr, indices, data),
+    columns assumed in [0, n_features): a block's summed counts, in one pass over its
+    stored counts."""
+    out = np.zeros(n_features)
+    cdef double[::1] summed = out
+    cdef Py_ssize_t r
+    with nogil:
+        for r in range(rows.shape[0]):
+            _add_row(indptr, indices, data, rows[r], &summed[0])
+    return out
 
 
 def summed_by_component(const int64_t[::1] indptr, const int64_t[::1] indices,

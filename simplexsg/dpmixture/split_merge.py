@@ -55,9 +55,10 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import betaln
+from scipy.special import betaln, gammaln
 
-from .._ext._dp import restricted_scans, sequential_allocation, summed_log_marginal
+from .._ext._dp import (merged_log_marginal_gain, restricted_scans, sequential_allocation,
+                        summed_log_marginal, summed_rows)
 
 _NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
 #: Probability that a proposal's pair of rows is drawn from one component, a split
@@ -67,9 +68,18 @@ SPLIT_SHARE = 0.05
 #: make them; the others are the sequential allocation's alone (docs/benchmarks/dp.rst,
 #: "Restricted Gibbs scans").
 SCANNED_SHARE = 0.5
+#: Counts of a category up to which a merge reads its rising factorial from a table (8 MB at
+#: most; ``lgamma`` above).
+RISING_TABLE = 1 << 20
 #: A merge's pass over its rows for q stops once log q is this far below what acceptance
 #: needs (nats): past rounding error, so the decision is the one the whole pass would make.
 _DECISION_MARGIN = 1e-6
+
+
+def rising_factorials(base, size):
+    """``lgamma(base + c) - lgamma(base)`` for c in [0, size) (size,): the log rising factorial
+    of ``base``, exact to rounding at every c (``gammaln``, not a running sum)."""
+    return gammaln(base + np.arange(size)) - gammaln(base)
 
 
 def _log_pair_probability(n_rows, n_splittable, shared):
@@ -201,23 +211,22 @@ class SplitMerge:
         self.indices = self.X.indices.astype(np.int64, copy=False)  # the kernels' layout
         self.data = self.X.data.astype(np.float64, copy=False)
         self.n_features, self.base = X.shape[1], float(base)
+        # lgamma(base + c) - lgamma(base) for the counts c a component's category can hold
+        largest = int(np.max(np.bincount(self.indices, self.data, minlength=1)))
+        self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
 
     def _component(self, label, rows, cache):
         """(log marginal, category ids, summed counts) of the component ``label`` whose rows
         are ``rows``, kept in ``cache`` until a move changes it: a merge then sums two
-        components' counts (``_merged``) instead of passing over their rows."""
+        components' counts (``merged_log_marginal_gain``) instead of passing over their rows."""
         if label not in cache:
-            summed = np.asarray(self.X[rows].sum(axis=0), dtype=np.float64).ravel()
+            summed = summed_rows(self.indptr, self.indices, self.data, rows, self.n_features)
             categories = np.flatnonzero(summed)
             counts = summed[categories]
-            cache[label] = (self._merged((categories, counts), (_NO_CATEGORIES, _NO_COUNTS)),
+            cache[label] = (summed_log_marginal(categories, counts, _NO_CATEGORIES, _NO_COUNTS,
+                                                self.n_features, self.base),
                             categories, counts)
         return cache[label]
-
-    def _merged(self, a, b):
-        """log marginal of the union of two blocks, given each one's (category ids, summed
-        counts)."""
-        return summed_log_marginal(*a, *b, self.n_features, self.base)
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
@@ -303,9 +312,10 @@ class SplitMerge:
             if e > J_after:               # the reverse split could not pick e: never accepted
                 return None, 0
             block_c, block_e = blocks.rows[c], blocks.rows[e]
-            marginal_c, *counts_c = self._component(c, block_c, cache)
-            marginal_e, *counts_e = self._component(e, block_e, cache)
-            log_ratio = (self._merged(counts_c, counts_e) - marginal_c - marginal_e
+            counts_c = self._component(c, block_c, cache)[1:]
+            counts_e = self._component(e, block_e, cache)[1:]
+            log_ratio = (merged_log_marginal_gain(*counts_c, *counts_e, self.n_features,
+                                                  self.base, self.rising)
                          + log_labelled_prior_change(occupancy, blocks.rows_from, alpha, e, c,
                                                      block_e.size)
                          - math.log(n_choices)

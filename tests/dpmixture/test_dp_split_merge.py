@@ -16,11 +16,13 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
-from simplexsg._ext._dp import restricted_scans, sequential_allocation, summed_log_marginal
+from simplexsg._ext._dp import (merged_log_marginal_gain, restricted_scans, sequential_allocation,
+                               summed_log_marginal, summed_rows)
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
-                                             log_labelled_prior_change, rows_from_label)
+                                             log_labelled_prior_change, rising_factorials,
+                                             rows_from_label)
 
 from helpers.dp_exact import BETA6, X6, exact_dp_posterior
 from helpers.guards import hang_guard
@@ -79,17 +81,31 @@ def dirichlet_multinomial(counts, base):
             + np.sum(gammaln(base + counts) - gammaln(base)))
 
 
-@pytest.mark.parametrize("rows_a, rows_b", [([0, 1], [2, 4]), ([3], []), ([0, 2, 3], [1])])
+@pytest.mark.parametrize("rows_a, rows_b", [([0, 1], [2, 4]), ([3], []), ([0, 2, 3], [1]),
+                                             ([3], [1])])
 def test_a_blocks_marginal_from_summed_counts(rows_a, rows_b):
-    """A merge's marginal from two components' summed counts (sorted category ids, overlapping
-    or not, one block empty) equals the Dirichlet-multinomial of the union."""
+    """A block's summed counts are its rows' sum; a merge's marginal from two components'
+    summed counts (sorted category ids, overlapping or not, one block empty) equals the
+    Dirichlet-multinomial of the union, and its gain over the two blocks' marginals the
+    difference of the Dirichlet-multinomials."""
     X = np.array([[3, 0, 1, 0, 0, 2], [0, 0, 4, 1, 0, 0], [1, 1, 0, 0, 0, 5],
                   [0, 2, 0, 0, 7, 0], [2, 0, 0, 3, 1, 0]], dtype=np.float64)
     sums = [X[rows].sum(axis=0) for rows in (rows_a, rows_b)]
+    csr = sp.csr_array(X)
+    np.testing.assert_array_equal(summed_rows(csr.indptr.astype(np.int64),
+                                              csr.indices.astype(np.int64), csr.data,
+                                              np.array(rows_a, dtype=np.int64), X.shape[1]),
+                                  sums[0])
     sparse = [(np.flatnonzero(v).astype(np.int64), v[np.flatnonzero(v)]) for v in sums]
     exact = dirichlet_multinomial(sums[0] + sums[1], BETA6)
     assert summed_log_marginal(*sparse[0], *sparse[1], X.shape[1], BETA6) == pytest.approx(
         exact, rel=1e-13)
+    if rows_b:           # a merge's gain: the union's marginal less each block's own
+        gain = exact - sum(dirichlet_multinomial(v, BETA6) for v in sums)
+        for table in (3, 100):        # counts past the table's end, and none
+            assert merged_log_marginal_gain(
+                *sparse[0], *sparse[1], X.shape[1], BETA6, rising_factorials(BETA6, table)
+            ) == pytest.approx(gain, rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("forced", [False, True])

@@ -14,7 +14,8 @@ given the weights when the slice is -inf and every component of noticeable weigh
 (``simplexsg.dpmixture.split_merge``): a block's rows split in two, one row at a time, by the
 Dirichlet-multinomial predictive, and returns each side's log marginal; ``summed_log_marginal``
 scores a block from summed counts and ``merged_log_marginal_gain`` the merge of two blocks;
-``summed_by_component`` sums rows by their components.
+``summed_rows`` and ``summed_by_component`` sum rows, a block's and by their components.
+``log_components`` is the allocation's log phi, of the components it reads.
 """
 import numpy as np
 
@@ -101,6 +102,52 @@ cdef double* _scratch(Py_ssize_t threads, Py_ssize_t K) except NULL:
     return space
 
 
+def log_components(const double[:, ::1] theta, const int64_t[::1] rows, int n_jobs=1):
+    """(J, d) array: row j the log of row j of the positive gamma variables ``theta`` (J, d)
+    normalised, ``log(theta[j] / theta[j].sum())``, for the rows ``rows``; 0 in the others.
+    On ``n_jobs`` threads over the rows: the allocation's log phi, of the components some row
+    can join only (``slice_allocate`` reads no other)."""
+    cdef Py_ssize_t J = theta.shape[0], d = theta.shape[1], r, j, c
+    cdef double total
+    out = np.zeros((J, d))
+    cdef double[:, ::1] values = out
+    with nogil:
+        for r in prange(rows.shape[0], schedule="dynamic", num_threads=max(1, n_jobs)):
+            j = rows[r]
+            total = 0.0
+            for c in range(d):
+                total = total + theta[j, c]
+            for c in range(d):
+                values[j, c] = log(theta[j, c] / total)
+    return out
+
+
+cdef enum:
+    # categories per tile of ``_transposed``: a tile's columns of the table (TILE x K doubles)
+    # stay in cache while each component's TILE values are written to them
+    TILE = 64
+
+
+def _transposed(const double[:, ::1] log_phi, const int64_t[::1] order, int threads):
+    """(d, m) array: column k is row ``order[k]`` of ``log_phi`` (K, d), for the m rows of
+    ``order``. Tile by tile of categories, on ``threads`` threads: a plain transposed copy
+    strides through memory and takes several times as long."""
+    cdef Py_ssize_t d = log_phi.shape[1], m = order.shape[0], tile, c, k, end
+    out = np.empty((d, m))
+    cdef double[:, ::1] table = out
+    cdef const double* source
+    if m == 0:
+        return out
+    with nogil:
+        for tile in prange(0, d, TILE, schedule="static", num_threads=max(1, threads)):
+            end = min(tile + TILE, d)
+            for k in range(m):
+                source = &log_phi[order[k], 0]
+                for c in range(tile, end):
+                    table[c, k] = source[c]
+    return out
+
+
 def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
                    const double[:, ::1] log_phi, const double[::1] log_weight,
                    const double[::1] log_slice, const double[::1] uniform, int64_t[::1] z,
@@ -113,7 +160,9 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     likelihoods by the weights (module docstring). Writes ``z`` (n,) and returns
     how many rows had no candidate (their z is -1). ``n_jobs``: OpenMP threads over rows, at
     most one per row. Works on a copy of log phi transposed, components by decreasing weight
-    (d x K doubles). MemoryError if the scratch space (K doubles per thread) cannot be had.
+    (d x K doubles), of the components that are a candidate for some row only: the others'
+    rows of log phi are never read. MemoryError if the scratch space (K doubles per thread)
+    cannot be had.
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1, K = log_phi.shape[0], i
     cdef Py_ssize_t missing = 0, threads = max(1, min(n_jobs, n))
@@ -128,7 +177,9 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
         rank = np.argsort(order)
         last_label = np.maximum.accumulate(order)
         sorted_log_weight = np.asarray(log_weight)[order]
-        table = np.ascontiguousarray(np.asarray(log_phi)[order].T)
+        lowest = np.min(log_slice, initial=np.inf)
+        used = int(np.count_nonzero(np.asarray(sorted_log_weight) >= lowest))
+        table = _transposed(log_phi, order[:used], threads)
     except BaseException:
         free(scratch)
         raise

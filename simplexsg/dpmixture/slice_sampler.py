@@ -44,6 +44,7 @@ from collections import namedtuple
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from .._ext._dp import log_components
 from ..simplex import scir_transition, to_simplex
 from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK
 
@@ -146,7 +147,9 @@ def allocate(state, kernel, executor, X, z, rng):
         log_w, log_rest = log_weights(sticks)
     if sticks.shape[0] > state.sticks.shape[0]:
         state = extend(state, sticks[state.sticks.shape[0]:], kernel.base, rng, kernel.n_jobs)
-    log_phi = np.log(to_simplex(state.theta))
+    # the components some row can join: weight above its slice (rows new to the chain: all)
+    can_join = np.arange(log_w.size) if z is None else np.flatnonzero(log_w >= lowest)
+    log_phi = log_components(state.theta, can_join, kernel.n_jobs)
     labels = executor.allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]), z is None,
                                kernel.n_jobs)
     return state, labels

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import DPMixture
-from simplexsg._ext._dp import slice_allocate, summed_by_component
+from simplexsg._ext._dp import log_components, slice_allocate, summed_by_component
 from simplexsg.datasets import (UCIBowCorpus, load_msweb, make_multinomial_mixture,
                                 save_uci_bow)
 from simplexsg.dpmixture import defaults, slice_sampler
@@ -164,13 +164,15 @@ def test_no_nan_at_extreme_sparsity(sampler):
 def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weighted):
     """Each row's component is the inverse CDF, at its uniform and in the components' order, of
     ``p(j) ∝ 1(w_j >= u_i) [w_j] Mult(x_i | phi_j)``, written here in numpy, whatever order of
-    the weights the kernel works in; -1 where no weight reaches the slice."""
+    the weights the kernel works in; -1 where no weight reaches the slice. The components below
+    every slice are not read (their log phi NaN here)."""
     rng = np.random.default_rng(5)
     n, K, d = 400, 9, 6
     X = sp.csr_matrix(rng.poisson(1.0, size=(n, d)).astype(np.float64))
     log_phi = np.log(rng.dirichlet(np.ones(d), size=K))
     log_w = np.log(rng.dirichlet(np.ones(K)))                  # unsorted weights
     log_slice = np.log(rng.random(n)) + np.where(rng.random(n) < 0.05, 5.0, -1.0)
+    log_slice = np.maximum(log_slice, np.sort(log_w)[2])   # two components below every slice
     uniforms = rng.random(n)
     log_p = np.asarray(X @ log_phi.T) + (log_w if weighted else 0.0)
     log_p[log_w[None, :] < log_slice[:, None]] = -np.inf
@@ -179,10 +181,21 @@ def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weight
         p = np.exp(log_p[i] - log_p[i].max())
         expected[i] = np.flatnonzero(np.cumsum(p) > uniforms[i] * p.sum())[0]
     z = np.empty(n, dtype=np.int64)
+    log_phi[log_w < log_slice.min()] = np.nan              # no row can join them: never read
     missing = slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                              log_phi, log_w, log_slice, uniforms, z, weighted, 2)
     assert missing == np.count_nonzero(expected < 0) > 0
     assert np.array_equal(z, expected)
+
+
+def test_the_allocations_log_phi_is_of_the_components_it_reads():
+    """``log_components``: the log of the normalised rows named, 0 in the others."""
+    theta = np.random.default_rng(2).gamma(0.3, size=(5, 7)) + 1e-300
+    rows = np.array([0, 3, 4])
+    log_phi = log_components(theta, rows, 2)
+    normalised = theta[rows] / theta[rows].sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(log_phi[rows], np.log(normalised), rtol=1e-13)
+    assert np.all(log_phi[[1, 2]] == 0.0)
 
 
 def test_the_executors_component_counts_are_the_rows_summed_by_component():

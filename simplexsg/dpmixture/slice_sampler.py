@@ -15,12 +15,13 @@ never rounded to 0 or 1, and no ``log(0)`` arises.
 One iteration (``iterate``) on a set S of rows (a minibatch; every row for "gibbs"):
 
 1. slices ``u_i ~ U(0, w_{z_i})`` for i in S;
-2. new sticks (from the prior given alpha) and components (from the base measure) while the
-   leftover mass ``prod_j (1 - v_j)`` exceeds ``min_S u_i``;
+2. new sticks (from the prior given alpha) while the leftover mass ``prod_j (1 - v_j)`` exceeds
+   ``min_S u_i``, and the components (from the base measure) of those whose weight reaches
+   ``min_S u_i``: the others can hold no row, and steps 4-5 drop or redraw them;
 3. allocations ``p(z_i = j) ∝ 1(w_j >= u_i) prod_c phi_jc^x_ic`` (the executor's kernel,
    ``local.py``); for "gibbs", split-merge proposals (``split_merge.py``) follow;
 4. sticks and components after the last occupied one are dropped; components left without rows
-   are redrawn from the base measure;
+   are redrawn from the base measure (for "gibbs", step 5 draws every component anew);
 5. sticks: ``(g_j0, g_j1)`` targets ``Gamma(1 + m_j) x Gamma(alpha + M_j)``, i.e.
    ``v_j ~ Beta(1 + m_j, alpha + M_j)`` with ``m_j`` rows in j and ``M_j`` rows after j;
    components: ``theta_j`` targets ``Gamma(base + sum_{i in j} x_i)``; both with the counts of S
@@ -122,10 +123,17 @@ def new_state(n_components, n_features, base, alpha, rng):
     return ChainState(theta, prior_sticks(n_components, alpha, rng), alpha)
 
 
-def extend(state, sticks, base, rng, n_jobs=1):
+def extend(state, sticks, base, rng, n_jobs=1, drawn=None):
     """``state`` with the stick pairs ``sticks`` (n, 2) appended, and n components drawn from
-    the base measure."""
-    theta = base_components(sticks.shape[0], state.theta.shape[1], base, rng, n_jobs)
+    the base measure; ``drawn`` (bool (n,); None: all): only those are drawn, the others are
+    placeholders (1 in every category) for components that no row can join, which the update
+    drops or redraws as empty (module docstring, step 2)."""
+    n, d = sticks.shape[0], state.theta.shape[1]
+    if drawn is None:
+        theta = base_components(n, d, base, rng, n_jobs)
+    else:
+        theta = np.ones((n, d))
+        theta[drawn] = base_components(np.count_nonzero(drawn), d, base, rng, n_jobs)
     return dataclasses.replace(state, theta=np.vstack([state.theta, theta]),
                                sticks=np.vstack([state.sticks, sticks]))
 
@@ -141,12 +149,15 @@ def allocate(state, kernel, executor, X, z, rng):
     else:
         log_slice = log_w[z] + np.log1p(-rng.random(z.size))    # u ~ U(0, w_z], log
         lowest = log_slice.min()
-    sticks = state.sticks
+    sticks, n_before = state.sticks, state.sticks.shape[0]
     while log_rest > lowest:       # sticks first; their components in one draw after
         sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
         log_w, log_rest = log_weights(sticks)
-    if sticks.shape[0] > state.sticks.shape[0]:
-        state = extend(state, sticks[state.sticks.shape[0]:], kernel.base, rng, kernel.n_jobs)
+    if sticks.shape[0] > n_before:
+        # a new component below every slice can hold no row: it is not drawn (rows new to the
+        # chain have no slice: every component is drawn)
+        drawn = None if z is None else log_w[n_before:] >= lowest
+        state = extend(state, sticks[n_before:], kernel.base, rng, kernel.n_jobs, drawn)
     # the components some row can join: weight above its slice (rows new to the chain: all)
     can_join = np.arange(log_w.size) if z is None else np.flatnonzero(log_w >= lowest)
     log_phi = log_components(state.theta, can_join, kernel.n_jobs)
@@ -181,8 +192,9 @@ def holding_a_row(sticks, n_total):
 
 
 def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=None):
-    """Steps 4-6 of iteration t: truncate, redraw empty components, move sticks and components
-    by the counts of rows X (allocations z) scaled by ``scale``, then alpha. ``kept``: the
+    """Steps 4-6 of iteration t: truncate, redraw empty components (not for "gibbs", which
+    draws every component anew), move sticks and components by the counts of rows X
+    (allocations z) scaled by ``scale``, then alpha. ``kept``: the
     allocations of every row the chain keeps (they decide truncation and emptiness: rows absent
     from X still count as members); None: rows new to the chain, whose allocations cannot say
     which components the rows outside X occupy: truncation keeps every component up to the
@@ -199,7 +211,7 @@ def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=
     occupancy = np.bincount(z_all, minlength=J)
     sticks, theta = state.sticks[:J], state.theta[:J]
     empty = np.flatnonzero(occupancy == 0)
-    if empty.size and kept is not None:
+    if empty.size and kept is not None and kernel.sampler != "gibbs":   # gibbs draws all below
         theta = theta.copy()
         theta[empty] = base_components(empty.size, theta.shape[1], kernel.base, rng,
                                        kernel.n_jobs)

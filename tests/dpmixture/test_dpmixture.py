@@ -198,6 +198,68 @@ def test_the_allocations_log_phi_is_of_the_components_it_reads():
     assert np.all(log_phi[[1, 2]] == 0.0)
 
 
+@pytest.mark.parametrize("sampler", ["gibbs", "scir"])
+def test_components_no_row_can_join_are_not_drawn_and_never_kept(mixture, sampler, monkeypatch):
+    """A sweep's new sticks below every row's slice get placeholder components (1 in every
+    category), not draws from the base measure. No row joins one, and the update drops them or
+    redraws them as empty before any step moves them: no state of the chain holds one."""
+    def placeholders(theta):
+        return np.flatnonzero(np.all(theta == 1.0, axis=1))
+
+    skipped, joined, stepped, states = [], [], [], []
+    allocate, update = slice_sampler.allocate, slice_sampler.update
+    extend, step = slice_sampler.extend, slice_sampler._simplex_step
+
+    def spy_extend(state, sticks, base, rng, n_jobs=1, drawn=None):
+        skipped.append(0 if drawn is None else np.count_nonzero(~drawn))
+        return extend(state, sticks, base, rng, n_jobs, drawn)
+
+    def spy_allocate(*args):
+        state, labels = allocate(*args)
+        joined.append(np.isin(labels, placeholders(state.theta)).any())
+        return state, labels
+
+    def spy_step(kernel, name, t, theta, *args):
+        stepped.append(placeholders(theta).size)
+        return step(kernel, name, t, theta, *args)
+
+    def spy_update(*args, **kwargs):
+        states.append(update(*args, **kwargs))
+        return states[-1]
+    for name, spy in [("extend", spy_extend), ("allocate", spy_allocate),
+                      ("_simplex_step", spy_step), ("update", spy_update)]:
+        monkeypatch.setattr(slice_sampler, name, spy)
+    DPMixture(sampler, max_iter=10, tol=None, batch_size=500, random_state=0).fit(mixture[0])
+    assert sum(skipped) > 0 and len(joined) == len(states) > 0
+    assert not any(joined) and not any(stepped)
+    assert not any(placeholders(state.theta).size for state in states)
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "scir"])
+def test_a_placeholder_below_the_last_occupied_component_is_redrawn(sampler, monkeypatch):
+    """A placeholder component (1 in every category) that no row joined, below an occupied
+    one, is redrawn before the step moves it (SCIR), or drawn anew with every component
+    (exact Gibbs): the update never starts from it."""
+    X = sp.csr_array(np.array([[3.0, 0.0, 1.0], [0.0, 2.0, 2.0], [1.0, 1.0, 1.0]]))
+    z = np.array([0, 2, 2])
+    state = slice_sampler.ChainState(np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0],
+                                               [2.0, 1.0, 1.0]]), np.ones((3, 2)), 1.0)
+    kernel = slice_sampler.Kernel(sampler, 0.5, 1.0, 1.0, step_class=SCIR, step_size=0.1,
+                                  stick_step_size=0.1)
+    started, step = [], slice_sampler._simplex_step
+
+    def spy_step(kernel, name, t, theta, *args):
+        if name == "step_size":                       # the components' step, not the sticks'
+            started.append(theta.copy())
+        return step(kernel, name, t, theta, *args)
+    monkeypatch.setattr(slice_sampler, "_simplex_step", spy_step)
+    new = slice_sampler.update(state, kernel, LocalExecutor(), X, z, 1.0, 0,
+                               np.random.default_rng(0), kept=z.copy())
+    assert len(started) == (sampler == "scir")
+    for theta in started + [new.theta]:
+        assert not np.all(theta[1] == 1.0)
+
+
 def test_the_executors_component_counts_are_the_rows_summed_by_component():
     """``LocalExecutor.counts`` (one pass in the kernel) equals the sparse product of
     ``component_counts`` and a dense sum per component, for rows in scipy's int32 layout,

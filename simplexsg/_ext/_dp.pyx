@@ -475,39 +475,27 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     return log_q
 
 
-def summed_log_marginal(const int64_t[::1] index_a, const double[::1] count_a,
-                        const int64_t[::1] index_b, const double[::1] count_b,
-                        Py_ssize_t n_features, double base):
+def summed_log_marginal(const double[::1] counts, Py_ssize_t n_features, double base):
     """log DirMult(summed counts | Dirichlet(base)) without the multinomial coefficient,
-    ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]`` over the
-    categories c present, of the union of two blocks given their summed counts, sparse
-    vectors with sorted category ids (``index_a``, ``count_a``; an empty pair: one block):
-    a merge's marginal in O(categories), without a pass over its rows."""
-    cdef Py_ssize_t a = 0, b = 0, n_a = index_a.shape[0], n_b = index_b.shape[0]
-    cdef double s, total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
+    ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]``, of a
+    block given its summed counts ``counts`` at the categories it holds (the others add 0): its
+    marginal in O(categories), without a pass over its rows."""
+    cdef Py_ssize_t c
+    cdef double total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
     with nogil:
-        while a < n_a or b < n_b:
-            if b == n_b or (a < n_a and index_a[a] < index_b[b]):
-                s = count_a[a]
-                a += 1
-            elif a == n_a or index_b[b] < index_a[a]:
-                s = count_b[b]
-                b += 1
-            else:
-                s = count_a[a] + count_b[b]
-                a += 1
-                b += 1
-            total = total + s
-            if s > 0.0:
-                result = result + lgamma(base + s) - log_gamma_base
+        for c in range(counts.shape[0]):
+            total = total + counts[c]
+            if counts[c] > 0.0:
+                result = result + lgamma(base + counts[c]) - log_gamma_base
     return result + lgamma(n_features * base) - lgamma(n_features * base + total)
 
 
 def merged_log_marginal_gain(const int64_t[::1] index_a, const double[::1] count_a,
                              const int64_t[::1] index_b, const double[::1] count_b,
                              Py_ssize_t n_features, double base, const double[::1] rising):
-    """``summed_log_marginal`` of the union of two blocks less those of each block alone (the
-    arguments as there, both blocks non-empty): a merge's change of log marginal. A category
+    """``summed_log_marginal`` of the union of two blocks less those of each block alone, given
+    each block's summed counts as a sparse vector with sorted category ids (``index_a``,
+    ``count_a``; both blocks non-empty): a merge's change of log marginal. A category
     present in one block only cancels, so only the shared ones count: O(categories)
     comparisons and a lookup per shared category, ``rising[c]`` = ``lgamma(base + c) -
     lgamma(base)`` for the counts c below its size (``lgamma`` above)::

@@ -60,7 +60,6 @@ from scipy.special import betaln, gammaln
 from .._ext._dp import (merged_log_marginal_gain, restricted_scans, sequential_allocation,
                         summed_log_marginal, summed_rows)
 
-_NO_CATEGORIES, _NO_COUNTS = np.empty(0, dtype=np.int64), np.empty(0)
 #: Probability that a proposal's pair of rows is drawn from one component, a split
 #: (docs/benchmarks/dp.rst, "Split proposals within a component").
 SPLIT_SHARE = 0.05
@@ -223,8 +222,7 @@ class SplitMerge:
             summed = summed_rows(self.indptr, self.indices, self.data, rows, self.n_features)
             categories = np.flatnonzero(summed)
             counts = summed[categories]
-            cache[label] = (summed_log_marginal(categories, counts, _NO_CATEGORIES, _NO_COUNTS,
-                                                self.n_features, self.base),
+            cache[label] = (summed_log_marginal(counts, self.n_features, self.base),
                             categories, counts)
         return cache[label]
 

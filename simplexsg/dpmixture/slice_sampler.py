@@ -194,15 +194,14 @@ def holding_a_row(sticks, n_total):
 def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=None):
     """Steps 4-6 of iteration t: truncate, redraw empty components (not for "gibbs", which
     draws every component anew), move sticks and components by the counts of rows X
-    (allocations z) scaled by ``scale``, then alpha. ``kept``: the
-    allocations of every row the chain keeps (they decide truncation and emptiness: rows absent
-    from X still count as members); None: rows new to the chain, whose allocations cannot say
-    which components the rows outside X occupy: truncation keeps every component up to the
-    last one that z uses or that, among the first ``established`` (None: all; those the chain
-    had before this iteration's allocation drew sticks from the prior), is expected to hold a
-    row of the data (``holding_a_row``): a small cluster a minibatch misses is not dropped,
-    and a stick just drawn from the prior is not kept for its prior weight alone. No
-    component is redrawn."""
+    (allocations z) scaled by ``scale``, then alpha. ``kept``: the allocations of every row
+    the chain keeps (they decide truncation and emptiness: rows absent from X still count as
+    members); None: rows new to the chain, whose allocations cannot say which components the
+    rows outside X occupy: truncation keeps every component up to the last one that z uses or
+    that, among the first ``established`` (None: all; those the chain had before this
+    iteration's allocation drew sticks from the prior), is expected to hold a row of the data
+    (``holding_a_row``): a small cluster a minibatch misses is not dropped, and a stick just
+    drawn from the prior is not kept for its prior weight alone. No component is redrawn."""
     z_all = z if kept is None else kept
     J = int(z_all.max()) + 1
     if kept is None:

@@ -153,14 +153,13 @@ def allocate(state, kernel, executor, X, z, rng):
     while log_rest > lowest:       # sticks first; their components in one draw after
         sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
         log_w, log_rest = log_weights(sticks)
+    # the components some row can join: weight above its slice (rows new to the chain: all);
+    # a new one that none can join is not drawn
+    joinable = np.ones(log_w.size, dtype=bool) if z is None else log_w >= lowest
     if sticks.shape[0] > n_before:
-        # a new component below every slice can hold no row: it is not drawn (rows new to the
-        # chain have no slice: every component is drawn)
-        drawn = None if z is None else log_w[n_before:] >= lowest
+        drawn = None if z is None else joinable[n_before:]
         state = extend(state, sticks[n_before:], kernel.base, rng, kernel.n_jobs, drawn)
-    # the components some row can join: weight above its slice (rows new to the chain: all)
-    can_join = np.arange(log_w.size) if z is None else np.flatnonzero(log_w >= lowest)
-    log_phi = log_components(state.theta, can_join, kernel.n_jobs)
+    log_phi = log_components(state.theta, np.flatnonzero(joinable), kernel.n_jobs)
     labels = executor.allocate(X, log_phi, log_w, log_slice, rng.random(X.shape[0]), z is None,
                                kernel.n_jobs)
     return state, labels

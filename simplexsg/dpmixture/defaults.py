@@ -19,14 +19,21 @@ SAMPLER_DEFAULTS = {
 #: Iterations of ``max_iter=None`` (SCIR/SGRLD, the exact sampler); with a ``tol`` given, this
 #: many times as many at most, the convergence check deciding when to stop.
 MAX_ITER, MAX_ITER_GIBBS, TOL_ITER_FACTOR = 1000, 200, 5
-#: ``tol="auto"`` per sampler: the exact sampler stops once ``n_iter_no_change`` checks in a row
-#: gain less than this fraction of the score (its chain settles within tens of sweeps, and
-#: sweeps are costly); the minibatch samplers run their ``max_iter`` (None: no check). Measured
-#: in "The exact sampler's length", docs/benchmarks/dp.rst.
-AUTO_TOL = {"gibbs": 5e-4, "scir": None, "sgrld": None}
+#: ``tol="auto"`` per sampler: the fit stops once ``n_iter_no_change`` checks in a row gain
+#: less than this fraction of the score. The exact sampler's chain settles within tens of
+#: sweeps, and sweeps are costly; SCIR's held-out score settles within a few hundred
+#: iterations whatever the data's size, its clusters the pilot's; SGRLD, kept for comparison,
+#: runs its ``max_iter`` (None: no check). Measured in "The exact sampler's length" and "SCIR's
+#: length" (docs/benchmarks/dp.rst).
+AUTO_TOL = {"gibbs": 5e-4, "scir": 1e-3, "sgrld": None}
 #: Sweeps of the exact sampler between convergence checks: a sweep's gain is below the score's
 #: spread between sweeps ("The exact sampler's length" in docs/benchmarks/dp.rst).
 GIBBS_CHECK_SWEEPS = 5
+#: Iterations of SCIR and SGRLD between convergence checks at most (a pass over the rows when
+#: that is shorter): about the 1/h = 50 steps over which a default SCIR step forgets its
+#: state, so that successive scores are of states apart ("SCIR's length" in
+#: docs/benchmarks/dp.rst).
+MINIBATCH_CHECK_ITER = 50
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows and stored
 #: counts, SCIR above: a sweep costs the stored counts times the components, and these bounds
 #: are where SCIR starts to win at equal time ("The crossover, re-measured" in
@@ -42,6 +49,12 @@ PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
 #: split-merge proposals: their chains keep the pilot's clusters, so the pilot must find the
 #: small ones ("The DP mixture at scale" in docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ITER = 100
+#: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
+#: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row
+#: gain less than PILOT_TOL of the score, before its sweeps are done: the exact sampler's
+#: "auto" rule, since the pilot is that sampler; most pilots settle in 30 to 60 sweeps ("The
+#: pilot's length" in docs/benchmarks/dp.rst).
+PILOT_TOL, PILOT_PATIENCE = AUTO_TOL["gibbs"], 3
 #: Of a ``max_time`` budget, the share the pilot chain may spend: it stops after the sweep that
 #: passes it, leaving the chain the rest.
 PILOT_TIME_SHARE = 0.5
@@ -127,9 +140,12 @@ def default_max_iter(sampler, tol):
 
 
 def check_every(sampler, n_rows, batch_size):
-    """Iterations between convergence checks: a pass over the ``n_rows`` rows in minibatches of
-    ``batch_size``, GIBBS_CHECK_SWEEPS sweeps of the exact sampler."""
-    return GIBBS_CHECK_SWEEPS if sampler == "gibbs" else -(-n_rows // batch_size)
+    """Iterations between convergence checks: GIBBS_CHECK_SWEEPS sweeps of the exact sampler;
+    a pass over the ``n_rows`` rows in minibatches of ``batch_size``, or MINIBATCH_CHECK_ITER
+    iterations when a pass is longer."""
+    if sampler == "gibbs":
+        return GIBBS_CHECK_SWEEPS
+    return min(-(-n_rows // batch_size), MINIBATCH_CHECK_ITER)
 
 
 @dataclasses.dataclass(frozen=True)

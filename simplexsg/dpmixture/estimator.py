@@ -43,13 +43,15 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         are allocated uniformly among them.
     init : {"pilot", "random"}, default "pilot"
         How a new chain starts (``simplexsg.dpmixture.init``). "pilot": the exact sampler with
-        split-merge moves (for "gibbs" ``PILOT_ITER`` (100) iterations of ``PILOT_SPLIT_MERGE``
-        (50) proposals, at most one per row; for "scir" and "sgrld", whose chains add no
-        cluster, ``MINIBATCH_PILOT_ITER`` (100) iterations of ``split_merge="auto"``
-        proposals) on ``init_rows`` random rows finds the clusters
-        whose components, sticks and alpha start the chain; every row is allocated to them
-        ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on a subset that found fewer than
-        ``initial_components`` clusters starts SCIR from copies of each, that many in all.
+        split-merge moves on ``init_rows`` random rows finds the clusters whose components,
+        sticks and alpha start the chain: for "gibbs" ``PILOT_ITER`` (100) iterations of
+        ``PILOT_SPLIT_MERGE`` (50) proposals, at most one per row; for "scir" and "sgrld",
+        whose chains add no cluster, ``MINIBATCH_PILOT_ITER`` (100) iterations of
+        ``split_merge="auto"`` proposals; either fewer once its own check, whatever ``tol``,
+        finds its score settled (``PILOT_TOL``, 5e-4, the rule "gibbs" stops by). Every row is
+        then allocated to them ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on a subset
+        that found fewer than ``initial_components`` clusters starts SCIR from copies of
+        each, that many in all.
         "random": ``initial_components`` components from the base measure, rows allocated
         uniformly. Either way the chain targets the same posterior.
     init_rows : int or None, default None
@@ -89,15 +91,16 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ``fit`` stops after the first iteration that reaches it; the pilot chain stops after
         the sweep that spends ``PILOT_TIME_SHARE`` (0.5) of it.
     tol : float in [0, 1), "auto" or None, default "auto"
-        Convergence check (None: none): after each pass over the rows (every
+        Convergence check (None: none): after each pass over the rows or every
+        ``MINIBATCH_CHECK_ITER`` (50) iterations, whichever comes first (every
         ``GIBBS_CHECK_SWEEPS`` (5) sweeps of "gibbs"), ``score`` of the monitor rows,
         ``X_heldout`` when given, else a seeded sample of ``MONITOR_ROWS`` (1000) training rows;
         ``fit`` stops once ``n_iter_no_change`` successive scores fail to improve the best one
         before them by the fraction ``tol`` of its magnitude (``simplexsg.stopping.Plateau`` on
         minus the score; the score of one posterior sample fluctuates: a ``tol`` below that
         spread waits for fluctuations). "auto": ``AUTO_TOL`` of the sampler, 5e-4 for "gibbs"
-        (whose chain settles in tens of sweeps; ``max_iter`` stays the cap), None for "scir"
-        and "sgrld".
+        (whose chain settles in tens of sweeps), 1e-3 for "scir" (whose score settles within
+        a few hundred iterations), ``max_iter`` staying the cap; None for "sgrld".
     n_iter_no_change : int, default 3
         Scores without progress before the convergence check stops ``fit``.
     total_samples : int, default None

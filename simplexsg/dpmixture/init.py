@@ -22,10 +22,12 @@ import scipy.sparse as sp
 from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
-from .defaults import PILOT_TIME_SHARE, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain
+from ..stopping import Plateau
+from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PILOT_PATIENCE, PILOT_TIME_SHARE,
+                       PILOT_TOL, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain)
 from .local import LocalExecutor
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
-                            new_state, summary)
+                            log_predictive, new_state, summary)
 from .split_merge import SplitMerge
 
 
@@ -62,28 +64,38 @@ def matrix_start(X, state, params, seed, executor):
 def stream_start(stream, state, params, seed):
     """The start of a new chain on a streamed corpus (``simplexsg.corpus.BowStream``): the
     pilot (``init="pilot"``) on the first minibatches of a shuffled pass, up to the pilot's
-    rows and counts. Returns the state, the rows read (CSR) and the corpus's number of rows."""
+    rows and counts. Returns the state, the rows the convergence check scores (MONITOR_ROWS:
+    those the pass reads after the pilot's, which the pilot did not fit; the pilot's first
+    when it read every row) and the corpus's number of rows."""
     rng = _rng(seed, 2)
     max_rows, max_entries = pilot_bounds(params.sampler)
     batch = min(params.batch_size, max_rows)
-    pilot, rows, entries = [], 0, 0
-    for _, X_rows in stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng):
-        X_rows = sp.csr_matrix(check_counts(X_rows))
-        pilot.append(X_rows)
-        rows, entries = rows + X_rows.shape[0], entries + X_rows.nnz
-        if rows >= (params.init_rows or max_rows) or (
-                params.init_rows is None and entries >= max_entries):
-            break
+    batches = stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng)
+    X_pilot = _read(batches, params.init_rows or max_rows,
+                    None if params.init_rows else max_entries)
+    X_monitor = _read(batches, MONITOR_ROWS)
     n_rows = stream.n_documents if stream.n_documents is not None else sum(
         1 for _ in stream.corpus)
-    if not pilot or n_rows == 0:
+    if X_pilot is None or n_rows == 0:
         raise ValueError("the corpus has no documents")
-    X_pilot = sp.vstack(pilot, format="csr")
     if X_pilot.sum() == 0:
         raise ValueError("the corpus's first documents have no counts")
     if params.init == "pilot":
         state = start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, seed, rng)
-    return state, X_pilot, n_rows
+    return state, (X_pilot if X_monitor is None else X_monitor)[:MONITOR_ROWS], n_rows
+
+
+def _read(batches, max_rows, max_entries=None):
+    """The CSR rows of the next minibatches of ``batches`` (``BowStream.minibatches``), until
+    ``max_rows`` rows or ``max_entries`` stored counts (None: no bound) are read or the pass
+    ends; None when it has ended."""
+    read, rows, entries = [], 0, 0
+    for _, X_rows in batches:
+        read.append(sp.csr_matrix(check_counts(X_rows)))
+        rows, entries = rows + read[-1].shape[0], entries + read[-1].nnz
+        if rows >= max_rows or (max_entries is not None and entries >= max_entries):
+            break
+    return sp.vstack(read, format="csr") if read else None
 
 
 def start_from_pilot(X_pilot, subset, params, seed, rng):
@@ -96,11 +108,22 @@ def start_from_pilot(X_pilot, subset, params, seed, rng):
     return state
 
 
+def monitor_rows(n_rows, rng):
+    """Sorted indices of the rows a convergence check scores: MONITOR_ROWS of the ``n_rows``
+    drawn by ``rng`` without replacement, or every row when there are no more."""
+    if n_rows <= MONITOR_ROWS:
+        return np.arange(n_rows)
+    return np.sort(rng.choice(n_rows, MONITOR_ROWS, replace=False))
+
+
 def run_pilot(X, params, seed):
     """The pilot chain on the CSR rows X: the exact sampler with the sweeps and split-merge
     proposals of ``pilot_chain`` for the chain of ``params.sampler``, from a random start, its
-    draws derived from ``seed``; with ``max_time``, it stops after the sweep that spends
-    PILOT_TIME_SHARE of it. Returns its last state and that state's ``Summary``."""
+    draws derived from ``seed``. It stops before its sweeps are done on a plateau of its own
+    check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
+    ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps), and, with ``max_time``, after the
+    sweep that spends PILOT_TIME_SHARE of it. Returns its last state and that state's
+    ``Summary``."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
     n_rows, K = X.shape[0], params.initial_components
@@ -112,6 +135,7 @@ def run_pilot(X, params, seed):
                     proposals)
     move = SplitMerge(X, params.base, params.restricted_scans)
     executor, rows = LocalExecutor(), np.arange(n_rows)
+    X_monitor, plateau = X[monitor_rows(n_rows, _rng(seed, 2))], Plateau(PILOT_TOL, PILOT_PATIENCE)
     deadline = (None if params.max_time is None
                 else perf_counter() + PILOT_TIME_SHARE * params.max_time)
     for t in range(sweeps):
@@ -119,6 +143,9 @@ def run_pilot(X, params, seed):
         state, _ = iterate(state, kernel, executor, executor.take(X, rows), z[rows], n_rows, t,
                            rng, kept=z, rows=rows, move=move)
         if deadline is not None and perf_counter() >= deadline:
+            break
+        if (t + 1) % GIBBS_CHECK_SWEEPS == 0 and plateau.update(-np.mean(log_predictive(
+                state.theta, state.sticks, params.base, X_monitor))):
             break
     return state, summary(state, z)
 

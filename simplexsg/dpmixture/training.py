@@ -29,7 +29,7 @@ from .._random import seed_sequence, substream
 from ..corpus import as_corpus, check_counts, corpus_features
 from ..stopping import PlateauMonitor
 from . import defaults, distributed, init, slice_sampler
-from .defaults import MONITOR_ROWS, SHUFFLE_BATCHES, Stream
+from .defaults import SHUFFLE_BATCHES, Stream
 from .local import LocalExecutor, kernel_layout
 from .split_merge import SplitMerge
 
@@ -290,10 +290,7 @@ def _monitor_rows(X, seed, executor):
     """The training rows the convergence check scores without ``X_heldout``: a seeded sample
     of MONITOR_ROWS (all when fewer), read by ``executor``."""
     rng = np.random.default_rng(substream(seed, Stream.MONITOR, 0))
-    n = X.shape[0]
-    rows = np.sort(rng.choice(n, MONITOR_ROWS, replace=False)) if n > MONITOR_ROWS \
-        else np.arange(n)
-    return executor.read(X, rows)
+    return executor.read(X, init.monitor_rows(X.shape[0], rng))
 
 
 def _read_matrix(model, X, reset):
@@ -420,8 +417,8 @@ def fit_stream(model, corpus, X_heldout):
 @restore_on_error
 def _start_stream(model, stream, X_heldout, params):
     """Validate a streamed fit's held-out rows and start its chain (``init.stream_start``) and
-    its convergence check (on the held-out rows, else on the first MONITOR_ROWS pilot rows).
-    Returns the held-out rows (or None)."""
+    its convergence check (on the held-out rows, else on the training rows ``stream_start``
+    gives). Returns the held-out rows (or None)."""
     model.__dict__.pop("_z", None)             # no allocations are kept
     model.n_features_in_ = stream.n_features
     heldout = None if X_heldout is None else check_counts(X_heldout)
@@ -430,13 +427,13 @@ def _start_stream(model, stream, X_heldout, params):
                          f"{stream.n_features}")
     start, seed = perf_counter(), seed_sequence(model.random_state)
     new_chain(model, params, seed)
-    state, X_pilot, model.total_samples_ = init.stream_start(stream, read_state(model), params,
-                                                             seed)
+    state, X_monitor, model.total_samples_ = init.stream_start(stream, read_state(model),
+                                                               params, seed)
     write_state(model, state)
     model.training_seconds_ = perf_counter() - start
     model.timings_ = new_timings(model.training_seconds_)
     model._end_iter = params.max_iter
-    model._monitor = new_monitor(params, heldout, lambda: X_pilot[:MONITOR_ROWS])
+    model._monitor = new_monitor(params, heldout, lambda: X_monitor)
     model.stop_reason_, model.interrupted_ = None, True
     return heldout
 

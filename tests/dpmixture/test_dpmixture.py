@@ -336,7 +336,8 @@ def test_fit_updates_one_allocation_array(mixture, monkeypatch):
 
 def test_history_records_iterations(mixture):
     X = mixture[0]
-    dp = DPMixture("scir", batch_size=500, max_iter=20, evaluate_every=5, random_state=0)
+    dp = DPMixture("scir", batch_size=500, max_iter=20, evaluate_every=5, tol=None,
+                   random_state=0)
     dp.fit(X[:1500], X_heldout=X[1500:])
     assert [h["iteration"] for h in dp.history_] == [5, 10, 15, 20]
     assert all(h["score"] < 0 and h["n_components"] >= 1 and h["alpha"] > 0 for h in dp.history_)
@@ -413,6 +414,41 @@ def test_the_pilot_chain_runs_the_samplers_sweeps_and_moves(sampler, mixture, mo
     assert kernels == expected[:1]
 
 
+@pytest.mark.parametrize("tol, sweeps", [(-1.0, 40), (0.0, None), (0.99, 20)])
+def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeypatch):
+    """The pilot scores its monitor rows every GIBBS_CHECK_SWEEPS sweeps and stops once
+    PILOT_PATIENCE scores in a row miss PILOT_TOL: a tolerance no score misses runs every
+    sweep; one every score after the first misses stops after 1 + PILOT_PATIENCE checks;
+    the default's stop (tol 0: any gain counts) is among the checks, and its state is the one
+    the fit starts from."""
+    from simplexsg.dpmixture import init
+    scores, run, log_predictive = [], init.run_pilot, init.log_predictive
+
+    def scored(theta, sticks, base, X):
+        value = log_predictive(theta, sticks, base, X)
+        scores.append((X.shape[0], theta.shape[0], -value.mean()))
+        return value
+
+    monkeypatch.setattr(init, "log_predictive", scored)
+    monkeypatch.setattr(init, "PILOT_TOL", tol)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 40)
+    X = mixture[0][:1500]
+    found = []
+    monkeypatch.setattr(init, "run_pilot", lambda *a: found.append(run(*a)) or found[-1])
+    DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(X)
+    assert {rows for rows, _, _ in scores} == {defaults.MONITOR_ROWS}   # of 1,500 rows
+    checks = len(scores)
+    if sweeps is not None:
+        assert checks * defaults.GIBBS_CHECK_SWEEPS == sweeps
+    else:       # stopped at the first check after PILOT_PATIENCE that failed to improve
+        values = [s for _, _, s in scores]
+        best = [min(values[:i]) for i in range(1, checks)]
+        misses = [v >= b for v, b in zip(values[1:], best)]
+        assert checks == 8 or misses[-defaults.PILOT_PATIENCE:] == [True] * 3
+        assert not any(misses[i:i + 3] == [True] * 3 for i in range(len(misses) - 3))
+    assert found[-1][0].theta.shape[0] == scores[-1][1]
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path, monkeypatch):
     """``init_rows=None``: the exact sampler's pilot holds PILOT_ROWS rows at most, a minibatch
@@ -446,6 +482,37 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
     assert rows < 9000 and 10_000 - 4 < entries < 10_000 + (4_000 if streamed else 4)
     if not streamed:
         assert pilot("gibbs")[0] == 2000
+
+
+@pytest.mark.parametrize("init_rows, expected", [(200, 100), (500, 100), (700, 100)])
+def test_a_streamed_fit_checks_rows_the_pilot_did_not_fit(init_rows, expected, tmp_path,
+                                                        monkeypatch):
+    """Without ``X_heldout``, a streamed fit's check scores MONITOR_ROWS rows the pass reads
+    after the pilot's, which the pilot did not fit (its own rows score better than new ones
+    and stop improving); the pilot's first rows when it read them all. Row i of X holds its
+    index in column i."""
+    from simplexsg.dpmixture import init
+    n = 600
+    counts = make_multinomial_mixture(n, 20, 3, row_length=10, random_state=0)[0]
+    X = sp.hstack([sp.identity(n, dtype=np.int64), counts], format="csr")
+    save_uci_bow(X, tmp_path / "rows.txt")
+    pilots, start = [], init.start_from_pilot
+    monkeypatch.setattr(init, "start_from_pilot",
+                        lambda X_pilot, *args: pilots.append(X_pilot) or start(X_pilot, *args))
+    monkeypatch.setattr(defaults, "MONITOR_ROWS", 100)
+    monkeypatch.setattr(init, "MONITOR_ROWS", 100)
+
+    def index(rows):
+        return np.asarray(rows[:, :n].argmax(axis=1)).ravel()
+
+    dp = DPMixture("scir", batch_size=50, init_rows=init_rows, max_iter=2, random_state=0)
+    dp.fit(UCIBowCorpus(tmp_path / "rows.txt"))
+    pilot, monitor = index(pilots[-1]), index(dp._monitor.score.rows)
+    assert pilot.size == min(init_rows, n) and monitor.size == expected
+    if init_rows < n:
+        assert not set(monitor) & set(pilot) and len(set(monitor)) == expected
+    else:
+        np.testing.assert_array_equal(monitor, pilot[:expected])
 
 
 def test_partial_fit_refuses_a_minibatch_larger_than_the_data_set(mixture):
@@ -566,17 +633,19 @@ TINY_INPUTS = {
 @pytest.mark.parametrize("sampler", ["auto", "scir", "sgrld"])
 @pytest.mark.parametrize("name", TINY_INPUTS)
 def test_the_defaults_finish_on_tiny_inputs(sampler, name):
-    """Each fit runs its default length (the exact sampler: until its convergence check, whose
-    score cannot move on rows this few) and scores finitely: with one row,
-    ``split_merge="auto"`` (the default exact sampler) looped for ever (#35)."""
+    """Each fit runs its default length (the exact sampler and SCIR: until their convergence
+    check, whose score cannot move on rows this few; SGRLD: its MAX_ITER iterations) and
+    scores finitely: with one row, ``split_merge="auto"`` (the default exact sampler) looped
+    for ever (#35)."""
     X = np.array(TINY_INPUTS[name])
     with hang_guard(60):
         dp = DPMixture(sampler, random_state=0).fit(X)
-    if dp.sampler_ == "gibbs":
-        assert dp.stop_reason_ == "converged" and dp.n_iter_ < defaults.MAX_ITER_GIBBS
-        assert dp.n_iter_ % defaults.GIBBS_CHECK_SWEEPS == 0
-    else:
+    if dp.sampler_ == "sgrld":
         assert dp.stop_reason_ == "max_iter" and dp.n_iter_ == defaults.MAX_ITER
+    else:
+        cap = defaults.MAX_ITER_GIBBS if dp.sampler_ == "gibbs" else defaults.MAX_ITER
+        assert dp.stop_reason_ == "converged" and dp.n_iter_ < cap
+        assert dp.n_iter_ % defaults.check_every(dp.sampler_, X.shape[0], 1000) == 0
     assert np.all(np.isfinite(dp.score_samples(X)))
     np.testing.assert_allclose(dp.components_.sum(axis=1), 1.0)
 
@@ -679,10 +748,11 @@ def test_real_msweb_matches_the_published_sizes():
     assert train.X.max() == 1
 
 
-def test_tol_auto_checks_the_exact_sampler_every_few_sweeps_and_not_scir(mixture):
+def test_tol_auto_checks_each_sampler_at_its_cadence(mixture):
     """``tol="auto"``: the exact sampler's check scores every GIBBS_CHECK_SWEEPS sweeps with
-    AUTO_TOL, within the MAX_ITER_GIBBS cap; SCIR keeps no check. A number ``tol`` keeps the
-    exact sampler's check cadence and multiplies the cap."""
+    AUTO_TOL, within the MAX_ITER_GIBBS cap; SCIR's after each pass over the rows or every
+    MINIBATCH_CHECK_ITER iterations, whichever comes first; SGRLD keeps no check. A number
+    ``tol`` keeps the exact sampler's check cadence and multiplies the cap."""
     X = mixture[0][:300]
     gibbs = DPMixture("gibbs", max_iter=23, random_state=0).fit(X)
     assert [e["step"] for e in gibbs._monitor.history] == [5, 10, 15, 20][:len(
@@ -693,5 +763,11 @@ def test_tol_auto_checks_the_exact_sampler_every_few_sweeps_and_not_scir(mixture
     assert DPMixture("gibbs", tol=0.01)._check_params(X.shape[0]).max_iter == \
         cap * defaults.TOL_ITER_FACTOR
     scir = DPMixture("scir", batch_size=100, max_iter=6, random_state=0).fit(X)
-    assert scir._monitor is None and scir.n_iter_ == 6
+    assert scir._monitor.tol == defaults.AUTO_TOL["scir"] == 1e-3
+    assert [e["step"] for e in scir._monitor.history] == [3, 6] and scir.n_iter_ == 6
+    long_pass = DPMixture("scir", batch_size=2, max_iter=100, random_state=0).fit(X)
+    assert defaults.MINIBATCH_CHECK_ITER == 50      # of 150 iterations a pass: two checks
+    assert [e["step"] for e in long_pass._monitor.history] == [50, 100]
+    sgrld = DPMixture("sgrld", batch_size=100, max_iter=6, random_state=0).fit(X)
+    assert sgrld._monitor is None and sgrld.n_iter_ == 6
 

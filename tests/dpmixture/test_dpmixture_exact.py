@@ -85,7 +85,8 @@ def test_full_batch_sampler_matches_the_exact_posterior(sampler):
     h, n_iter, burn_in, bias = FULL_BATCH[sampler]
     dp = DPMixture(sampler, base_concentration=BETA6, alpha_prior=ALPHA_PRIOR,
                    initial_components=2, batch_size=X6.shape[0], step_size=h, stick_step_size=h,
-                   max_iter=n_iter + burn_in, evaluate_every=1, random_state=0).fit(X6)
+                   max_iter=n_iter + burn_in, tol=None, evaluate_every=1,
+                   random_state=0).fit(X6)
     n_clusters = np.array([entry["n_components"] for entry in dp.history_[burn_in:]])
     excess = {}
     for name, low, high, p in n_cluster_events(exact_dp_posterior(X6, BETA6, ALPHA),

@@ -24,14 +24,14 @@ MAX_ITER, MAX_ITER_GIBBS, TOL_ITER_FACTOR = 1000, 200, 5
 #: sweeps, and sweeps are costly; SCIR's held-out score settles within a few hundred
 #: iterations whatever the data's size, its clusters the pilot's; SGRLD, kept for comparison,
 #: runs its ``max_iter`` (None: no check). Measured in "The exact sampler's length" and "SCIR's
-#: length" (docs/benchmarks/dp.rst).
+#: length and the pilot's" (docs/benchmarks/dp.rst).
 AUTO_TOL = {"gibbs": 5e-4, "scir": 1e-3, "sgrld": None}
 #: Sweeps of the exact sampler between convergence checks: a sweep's gain is below the score's
 #: spread between sweeps ("The exact sampler's length" in docs/benchmarks/dp.rst).
 GIBBS_CHECK_SWEEPS = 5
 #: Iterations of SCIR and SGRLD between convergence checks at most (a pass over the rows when
 #: that is shorter): about the 1/h = 50 steps over which a default SCIR step forgets its
-#: state, so that successive scores are of states apart ("SCIR's length" in
+#: state, so that successive scores are of states apart ("SCIR's length and the pilot's" in
 #: docs/benchmarks/dp.rst).
 MINIBATCH_CHECK_ITER = 50
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows and stored
@@ -52,8 +52,8 @@ MINIBATCH_PILOT_ITER = 100
 #: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
 #: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row
 #: gain less than PILOT_TOL of the score, before its sweeps are done: the exact sampler's
-#: "auto" rule, since the pilot is that sampler; most pilots settle in 30 to 60 sweeps ("The
-#: pilot's length" in docs/benchmarks/dp.rst).
+#: "auto" rule, since the pilot is that sampler; most pilots settle in 35 to 60 sweeps ("SCIR's
+#: length and the pilot's" in docs/benchmarks/dp.rst).
 PILOT_TOL, PILOT_PATIENCE = AUTO_TOL["gibbs"], 3
 #: Of a ``max_time`` budget, the share the pilot chain may spend: it stops after the sweep that
 #: passes it, leaving the chain the rest.

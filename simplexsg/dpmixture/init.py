@@ -71,9 +71,9 @@ def stream_start(stream, state, params, seed):
     max_rows, max_entries = pilot_bounds(params.sampler)
     batch = min(params.batch_size, max_rows)
     batches = stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng)
-    X_pilot = _read(batches, params.init_rows or max_rows,
+    X_pilot = _next_rows(batches, params.init_rows or max_rows,
                     None if params.init_rows else max_entries)
-    X_monitor = _read(batches, MONITOR_ROWS)
+    X_monitor = _next_rows(batches, MONITOR_ROWS)
     n_rows = stream.n_documents if stream.n_documents is not None else sum(
         1 for _ in stream.corpus)
     if X_pilot is None or n_rows == 0:
@@ -85,7 +85,7 @@ def stream_start(stream, state, params, seed):
     return state, (X_pilot if X_monitor is None else X_monitor)[:MONITOR_ROWS], n_rows
 
 
-def _read(batches, max_rows, max_entries=None):
+def _next_rows(batches, max_rows, max_entries=None):
     """The CSR rows of the next minibatches of ``batches`` (``BowStream.minibatches``), until
     ``max_rows`` rows or ``max_entries`` stored counts (None: no bound) are read or the pass
     ends; None when it has ended."""

@@ -419,8 +419,8 @@ def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeyp
     """The pilot scores its monitor rows every GIBBS_CHECK_SWEEPS sweeps and stops once
     PILOT_PATIENCE scores in a row miss PILOT_TOL: a tolerance no score misses runs every
     sweep; one every score after the first misses stops after 1 + PILOT_PATIENCE checks;
-    the default's stop (tol 0: any gain counts) is among the checks, and its state is the one
-    the fit starts from."""
+    with tol 0 (any gain counts) it stops at the first PILOT_PATIENCE misses in a row. The
+    state it stops at is the one the fit starts from."""
     from simplexsg.dpmixture import init
     scores, run, log_predictive = [], init.run_pilot, init.log_predictive
 
@@ -444,8 +444,10 @@ def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeyp
         values = [s for _, _, s in scores]
         best = [min(values[:i]) for i in range(1, checks)]
         misses = [v >= b for v, b in zip(values[1:], best)]
-        assert checks == 8 or misses[-defaults.PILOT_PATIENCE:] == [True] * 3
-        assert not any(misses[i:i + 3] == [True] * 3 for i in range(len(misses) - 3))
+        patience = defaults.PILOT_PATIENCE
+        assert checks == 8 or misses[-patience:] == [True] * patience
+        assert not any(misses[i:i + patience] == [True] * patience
+                       for i in range(len(misses) - patience))
     assert found[-1][0].theta.shape[0] == scores[-1][1]
 
 

@@ -25,7 +25,11 @@ One iteration (``iterate``) on a set S of rows (a minibatch; every row for "gibb
 5. sticks: ``(g_j0, g_j1)`` targets ``Gamma(1 + m_j) x Gamma(alpha + M_j)``, i.e.
    ``v_j ~ Beta(1 + m_j, alpha + M_j)`` with ``m_j`` rows in j and ``M_j`` rows after j;
    components: ``theta_j`` targets ``Gamma(base + sum_{i in j} x_i)``; both with the counts of S
-   scaled by N/|S|, one SCIR/SGRLD step (exact draws, an infinitely long SCIR step, for "gibbs");
+   scaled by N/|S|, one SCIR/SGRLD step (exact draws, an infinitely long SCIR step, for "gibbs").
+   The counts of a component born in this iteration (a stick drawn in step 2) are not scaled:
+   the rows outside S were allocated before it existed, so S holds all of its rows, and its
+   counts are exact as they are; scaled, one row would weigh as N/|S| rows, and keep the stick
+   and every empty one before it for the ~1/h steps its weight takes to decay;
 6. ``alpha ~ Gamma(a + J, b - sum_{j<J} log(1 - v_j))``, its conditional given the J sticks.
 
 Rows new to the chain (a streamed corpus, ``partial_fit``) have no allocation to slice from:
@@ -193,14 +197,16 @@ def holding_a_row(sticks, n_total):
 def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=None):
     """Steps 4-6 of iteration t: truncate, redraw empty components (not for "gibbs", which
     draws every component anew), move sticks and components by the counts of rows X
-    (allocations z) scaled by ``scale``, then alpha. ``kept``: the allocations of every row
-    the chain keeps (they decide truncation and emptiness: rows absent from X still count as
-    members); None: rows new to the chain, whose allocations cannot say which components the
-    rows outside X occupy: truncation keeps every component up to the last one that z uses or
-    that, among the first ``established`` (None: all; those the chain had before this
-    iteration's allocation drew sticks from the prior), is expected to hold a row of the data
-    (``holding_a_row``): a small cluster a minibatch misses is not dropped, and a stick just
-    drawn from the prior is not kept for its prior weight alone. No component is redrawn."""
+    (allocations z), then alpha. The counts are scaled by ``scale`` for the first
+    ``established`` components (None: all; those the chain had before this iteration's
+    allocation drew sticks from the prior) and taken as they are for those born since (module
+    docstring, step 5). ``kept``: the allocations of every row the chain keeps (they decide
+    truncation and emptiness: rows absent from X still count as members); None: rows new to
+    the chain, whose allocations cannot say which components the rows outside X occupy:
+    truncation keeps every component up to the last one that z uses or that, among the
+    established ones, is expected to hold a row of the data (``holding_a_row``): a small
+    cluster a minibatch misses is not dropped, and a stick just drawn from the prior is not
+    kept for its prior weight alone. No component is redrawn."""
     z_all = z if kept is None else kept
     J = int(z_all.max()) + 1
     if kept is None:
@@ -213,11 +219,13 @@ def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=
         theta = theta.copy()
         theta[empty] = base_components(empty.size, theta.shape[1], kernel.base, rng,
                                        kernel.n_jobs)
-    members = np.bincount(z, minlength=J) * scale
+    born = J if established is None else established
+    row_scale = np.where(np.arange(J) < born, scale, 1.0)
+    members = np.bincount(z, minlength=J) * row_scale
     after = np.concatenate([np.cumsum(members[::-1])[::-1][1:], [0.0]])
     stick_counts = np.column_stack([members, after])
     stick_prior = np.tile([1.0, state.alpha], (J, 1))
-    counts = scale * executor.counts(X, z, J)
+    counts = row_scale[:, None] * executor.counts(X, z, J)
     if kernel.sampler == "gibbs":
         sticks = scir_transition(sticks, stick_prior + stick_counts, np.inf, rng, kernel.n_jobs)
         theta = scir_transition(theta, kernel.base + counts, np.inf, rng, kernel.n_jobs)

@@ -390,6 +390,40 @@ def test_a_minibatch_of_new_rows_keeps_the_components_that_hold_a_row():
     assert new.sticks.shape[0] == 1 and slice_sampler.summary(state, z).occupied.size == 1
 
 
+def test_a_component_born_in_the_minibatch_counts_its_rows_as_they_are():
+    """A minibatch's counts move the sticks and components scaled by N / n, as estimates of
+    the full-data counts; a component drawn in this iteration holds no row outside the
+    minibatch (their allocations predate it), so its counts are exact as they are. With a step
+    long enough to be an exact draw (h = 50: e^-50 of the state remains), each stick and
+    component is drawn from its target, so E[v_j] = (1 + m_j) / (1 + alpha + m_j + M_j) and
+    E[theta_jc] = base + counts_jc, with m_j the rows in j and M_j the rows after it: each
+    within 5 Monte Carlo standard errors of the exact Beta and Gamma moments over 2,000 draws
+    (the largest over seeds 0-9: 2.0).
+    Scaling the born component's row as well (m_2 = 50) would move E[v_2] from 2/3 to 51/52,
+    E[v_0] from 51/103 to 51/152 and E[theta_22] from 4.5 to 200.5: hundreds of errors."""
+    alpha, base, scale, n_draws = 1.0, 0.5, 50.0, 2_000
+    state = slice_sampler.ChainState(np.ones((3, 3)), np.full((3, 2), 1.0), alpha)
+    kernel = slice_sampler.Kernel("scir", base, 1.0, 1.0, step_class=SCIR, step_size=50.0,
+                                  stick_step_size=50.0)
+    X = sp.csr_matrix(np.array([[2, 0, 0], [0, 3, 0], [0, 0, 4]]))
+    z = np.array([0, 1, 2])                 # component 2 was drawn this iteration
+    rng = np.random.default_rng(0)
+    v, theta = np.empty((n_draws, 3)), np.empty((n_draws, 3, 3))
+    for r in range(n_draws):
+        new = slice_sampler.update(state, kernel, LocalExecutor(), X, z, scale, 0, rng,
+                                   established=2)
+        v[r] = new.sticks[:, 0] / new.sticks.sum(axis=1)
+        theta[r] = new.theta
+    m = np.array([scale, scale, 1.0])                       # the born row counts once
+    after = np.array([scale + 1.0, 1.0, 0.0])
+    a, b = 1.0 + m, alpha + after
+    v_mean, v_var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1.0))
+    assert np.all(np.abs(v.mean(axis=0) - v_mean) <= 5 * np.sqrt(v_var / n_draws)), v.mean(0)
+    shape = base + X.toarray() * np.array([[scale], [scale], [1.0]])
+    # Gamma(shape, 1): mean and variance both equal the shape
+    assert np.all(np.abs(theta.mean(axis=0) - shape) <= 5 * np.sqrt(shape / n_draws))
+
+
 @pytest.mark.parametrize("sampler", ["gibbs", "scir"])
 def test_the_pilot_chain_runs_the_samplers_sweeps_and_moves(sampler, mixture, monkeypatch):
     """The exact sampler's pilot: PILOT_ITER sweeps of at most PILOT_SPLIT_MERGE proposals; a

@@ -77,7 +77,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ``SHUFFLE_BATCHES`` (4) minibatches; 0: file order.
     batch_size : int, default 1000
         Rows per iteration (S), visited in passes of a fresh permutation; counts are scaled by
-        N / |S|. Ignored by "gibbs".
+        N / |S|, but those of a component born in the iteration, which holds no other row, are
+        not. Ignored by "gibbs".
     step_size, stick_step_size : float or schedule, default None (``SAMPLER_DEFAULTS``)
         Diffusion time h of the components' and the sticks' steps (``simplexsg.simplex``);
         None is the sampler default. Ignored by "gibbs".

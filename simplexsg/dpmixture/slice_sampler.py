@@ -219,8 +219,8 @@ def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=
         theta = theta.copy()
         theta[empty] = base_components(empty.size, theta.shape[1], kernel.base, rng,
                                        kernel.n_jobs)
-    born = J if established is None else established
-    row_scale = np.where(np.arange(J) < born, scale, 1.0)
+    first_born = J if established is None else established
+    row_scale = np.where(np.arange(J) < first_born, scale, 1.0)
     members = np.bincount(z, minlength=J) * row_scale
     after = np.concatenate([np.cumsum(members[::-1])[::-1][1:], [0.0]])
     stick_counts = np.column_stack([members, after])

@@ -135,10 +135,18 @@ class _SimplexSampler:
         except ValueError:
             raise ValueError(f"prior of shape {prior.shape} does not broadcast to theta's "
                              f"shape {theta.shape}") from None
-        h = self.step_size_at(self.t)
-        new = self._transition(theta, prior, counts, h, random_state)
+        new = self.advance(theta, prior, counts, self.t, random_state)
         self.t += 1
         return new
+
+    def advance(self, theta, prior, counts, t, random_state=None):
+        """``step`` at step ``t`` of the schedule without its checks, for callers whose arrays
+        are the sampler's own (a chain's state and counts, e.g. the DP mixture's components):
+        ``theta`` (..., d) float64 >= 0, ``prior`` > 0 broadcasting to it, ``counts`` >= 0 of
+        its shape, trusted; ``t`` is not advanced. Checking every coordinate of a large state
+        at each step costs as much as part of the step. Returns a new array; ``ValueError``
+        for a schedule's bad value at ``t``."""
+        return self._transition(theta, prior, counts, self.step_size_at(t), random_state)
 
     def __repr__(self):
         return f"{type(self).__name__}(step_size={self.step_size!r}, n_jobs={self.n_jobs!r})"

@@ -252,6 +252,23 @@ def test_same_random_state_same_output_bit_for_bit(sampler_cls):
     assert not np.array_equal(run(42), run(43))
 
 
+@pytest.mark.parametrize("sampler_cls", [SCIR, SGRLD])
+def test_advance_is_the_step_at_t_without_moving_the_counter(sampler_cls):
+    """``advance`` (the unchecked step of a chain's own arrays) draws what ``step`` draws at
+    the same point of the schedule, and leaves ``t`` where it was."""
+    schedule = Polynomial(0.1, tau=10, kappa=0.5)
+    theta, counts = np.ones((3, 8)), np.random.default_rng(1).poisson(2.0, (3, 8)) * 1.0
+    stepped = sampler_cls(schedule)
+    stepped.t = 7
+    expected = stepped.step(theta, 0.1, counts, random_state=np.random.default_rng(2))
+    advancing = sampler_cls(schedule)
+    got = advancing.advance(theta, 0.1, counts, 7, random_state=np.random.default_rng(2))
+    np.testing.assert_array_equal(got, expected)
+    assert advancing.t == 0
+    other = advancing.advance(theta, 0.1, counts, 0, random_state=np.random.default_rng(2))
+    assert not np.array_equal(other, expected)          # t picks the step size
+
+
 def test_scir_large_arrays_do_not_depend_on_n_jobs():
     # 3 x 2^16-coordinate stream blocks; threads run blocks, each block has its own stream.
     theta = np.random.default_rng(0).gamma(0.5, size=(300, 2000))

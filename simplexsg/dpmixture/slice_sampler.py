@@ -243,12 +243,12 @@ def update(state, kernel, executor, X, z, scale, t, rng, kept=None, established=
 
 
 def _simplex_step(kernel, name, t, theta, prior, counts, rng):
-    """Step t of ``kernel.step_class`` with the schedule ``name`` (a ValueError, e.g. a step
-    too small for the counts, names the parameter)."""
+    """Step t of ``kernel.step_class`` with the schedule ``name``, on the chain's own arrays
+    (unchecked: ``advance``); a ValueError, e.g. a step too small for the counts, names the
+    parameter."""
     sampler = kernel.step_class(getattr(kernel, name), n_jobs=kernel.n_jobs)
-    sampler.t = t
     try:
-        return sampler.step(theta, prior, counts, rng)
+        return sampler.advance(theta, prior, counts, t, rng)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
 

@@ -25,7 +25,7 @@ depends on the state, and its ratio between the two states enters each acceptanc
 
 * Same component c: split. The new label e is uniform among the empty labels below J and J
   itself; k moves to e, i stays, and the other rows of c, in a random order, join i's or k's
-  side by the sequential allocation of ``_ext._dp.sequential_allocation`` (probability q).
+  side by the sequential allocation of ``_ext._split_merge.sequential_allocation`` (probability q).
   Acceptance ``p(z') |E(z)| q(i, k | z') / (p(z) q q(i, k | z))``.
 * Different components c = z_i, e = z_k: merge e into c. The reverse split must be able to pick
   e again (e below or at J of the merged state); then acceptance ``p(z') q q(i, k | z') /
@@ -39,7 +39,7 @@ depends on the state, and its ratio between the two states enters each acceptanc
 With ``scans`` (restricted Gibbs scans, Jain & Neal 2004), a share ``SCANNED_SHARE`` of the
 proposals, chosen independently of the state, go further: the sequential allocation only
 launches the split, which ``scans`` scans then refine, each row of the block drawn given every
-other row of the two sides (``_ext._dp.restricted_scans``), and q is the probability of the
+other row of the two sides (``_ext._split_merge.restricted_scans``), and q is the probability of the
 last scan's outcome given the state before it. A merge's reverse launches the same way from
 the merged block and scores the last scan forced to the current sides. Where the first rows of
 a block say little (short rows, dense overlapping profiles), the sequential allocation alone
@@ -57,8 +57,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 
-from .._ext._dp import (merged_log_marginal_gain, restricted_scans, sequential_allocation,
-                        summed_log_marginal, summed_rows)
+from .._ext._split_merge import (merged_log_marginal_gain, restricted_scans,
+                                 sequential_allocation, summed_log_marginal, summed_rows)
 
 #: Probability that a proposal's pair of rows is drawn from one component, a split
 #: (docs/benchmarks/dp.rst, "Split proposals within a component").

@@ -16,8 +16,8 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
-from simplexsg._ext._dp import (merged_log_marginal_gain, restricted_scans, sequential_allocation,
-                               summed_log_marginal, summed_rows)
+from simplexsg._ext._split_merge import (merged_log_marginal_gain, restricted_scans,
+                                         sequential_allocation, summed_log_marginal, summed_rows)
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,

@@ -6,11 +6,12 @@ time, by the Dirichlet-multinomial predictive, returning each side's log margina
 scores a block from its summed counts and ``merged_log_marginal_gain`` the merge of two blocks;
 ``summed_rows`` sums a block's rows.
 """
-import numpy as np
-
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, NAN, exp, fabs, isnan, lgamma, log, log1p
-from libc.stdint cimport int64_t
-from libc.stdlib cimport calloc, free, realloc
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_uniform
 
 cdef extern from *:
     """
@@ -305,54 +306,22 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     return log_q
 
 
-def summed_log_marginal(const double[::1] counts, Py_ssize_t n_features, double base):
+
+# ---------------------------------------------------------------- components and the screen
+
+cdef double _summed_log_marginal(const double* counts, Py_ssize_t size, Py_ssize_t n_features,
+                                 double base) noexcept nogil:
     """log DirMult(summed counts | Dirichlet(base)) without the multinomial coefficient,
     ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]``, of a
-    block given its summed counts ``counts`` at the categories it holds (the others add 0): its
+    block given its summed counts at the ``size`` categories it holds (the others add 0): its
     marginal in O(categories), without a pass over its rows."""
     cdef Py_ssize_t c
     cdef double total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
-    with nogil:
-        for c in range(counts.shape[0]):
-            total = total + counts[c]
-            if counts[c] > 0.0:
-                result = result + lgamma(base + counts[c]) - log_gamma_base
+    for c in range(size):
+        total = total + counts[c]
+        if counts[c] > 0.0:
+            result = result + lgamma(base + counts[c]) - log_gamma_base
     return result + lgamma(n_features * base) - lgamma(n_features * base + total)
-
-
-def merged_log_marginal_gain(const int64_t[::1] index_a, const double[::1] count_a,
-                             const int64_t[::1] index_b, const double[::1] count_b,
-                             Py_ssize_t n_features, double base, const double[::1] rising):
-    """``summed_log_marginal`` of the union of two blocks less those of each block alone, given
-    each block's summed counts as a sparse vector with sorted category ids (``index_a``,
-    ``count_a``; both blocks non-empty): a merge's change of log marginal. A category
-    present in one block only cancels, so only the shared ones count: O(categories)
-    comparisons and a lookup per shared category, ``rising[c]`` = ``lgamma(base + c) -
-    lgamma(base)`` for the counts c below its size (``lgamma`` above)::
-
-        sum_{c shared} [R(a_c + b_c) - R(a_c) - R(b_c)]
-            + lgamma(d base + n_a) + lgamma(d base + n_b) - lgamma(d base + n_a + n_b)
-            - lgamma(d base)
-    """
-    cdef Py_ssize_t a, b, n_a = index_a.shape[0], n_b = index_b.shape[0]
-    cdef double total_a = 0.0, total_b = 0.0, result = 0.0, prior = n_features * base
-    cdef int64_t category_a, category_b
-    with nogil:
-        for a in range(n_a):
-            total_a = total_a + count_a[a]
-        for b in range(n_b):
-            total_b = total_b + count_b[b]
-        a = b = 0
-        while a < n_a and b < n_b:          # the smaller id moves on, both if equal
-            category_a, category_b = index_a[a], index_b[b]
-            if category_a == category_b:
-                result = result + (_rising_factorial(rising, base, count_a[a] + count_b[b])
-                                   - _rising_factorial(rising, base, count_a[a])
-                                   - _rising_factorial(rising, base, count_b[b]))
-            a += category_a <= category_b
-            b += category_b <= category_a
-    return (result + lgamma(prior + total_a) + lgamma(prior + total_b)
-            - lgamma(prior + total_a + total_b) - lgamma(prior))
 
 
 cdef inline double _rising_factorial(const double[::1] rising, double base,
@@ -363,15 +332,294 @@ cdef inline double _rising_factorial(const double[::1] rising, double base,
     return lgamma(base + count) - lgamma(base)
 
 
-def summed_rows(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
-                const int64_t[::1] rows, Py_ssize_t n_features):
-    """Dense (n_features,) sum of the rows ``rows`` of a CSR matrix (indptr, indices, data),
-    columns assumed in [0, n_features): a block's summed counts, in one pass over its
-    stored counts."""
-    out = np.zeros(n_features)
-    cdef double[::1] summed = out
-    cdef Py_ssize_t r
-    with nogil:
-        for r in range(rows.shape[0]):
-            _add_row(indptr, indices, data, rows[r], &summed[0])
-    return out
+cdef struct _Sums:
+    # a component's summed counts at the categories it holds (ids sorted) and its log
+    # marginal; size -1: no component at the label
+    int64_t* categories
+    double* counts
+    Py_ssize_t size
+    double log_marginal
+
+
+cdef double _merged_gain(const _Sums* a, const _Sums* b, Py_ssize_t n_features, double base,
+                         const double[::1] rising) noexcept nogil:
+    """``_summed_log_marginal`` of the union of two blocks less those of each block alone: a
+    merge's change of log marginal. A category present in one block only cancels, so only the
+    shared ones count: O(categories) comparisons and a lookup per shared category, ``rising[c]``
+    = ``lgamma(base + c) - lgamma(base)`` for the counts c below its size (``lgamma`` above)::
+
+        sum_{c shared} [R(a_c + b_c) - R(a_c) - R(b_c)]
+            + lgamma(d base + n_a) + lgamma(d base + n_b) - lgamma(d base + n_a + n_b)
+            - lgamma(d base)
+    """
+    cdef Py_ssize_t i = 0, j = 0
+    cdef double total_a = 0.0, total_b = 0.0, result = 0.0, prior = n_features * base
+    cdef int64_t category_a, category_b
+    for i in range(a.size):
+        total_a = total_a + a.counts[i]
+    for j in range(b.size):
+        total_b = total_b + b.counts[j]
+    i = j = 0
+    while i < a.size and j < b.size:          # the smaller id moves on, both if equal
+        category_a, category_b = a.categories[i], b.categories[j]
+        if category_a == category_b:
+            result = result + (_rising_factorial(rising, base, a.counts[i] + b.counts[j])
+                               - _rising_factorial(rising, base, a.counts[i])
+                               - _rising_factorial(rising, base, b.counts[j]))
+        i += category_a <= category_b
+        j += category_b <= category_a
+    return (result + lgamma(prior + total_a) + lgamma(prior + total_b)
+            - lgamma(prior + total_a + total_b) - lgamma(prior))
+
+
+cdef double _log_prior_change(const int64_t[::1] occupancy, const double[::1] rows_from,
+                              double alpha, Py_ssize_t source, Py_ssize_t target,
+                              double moved) noexcept nogil:
+    cdef Py_ssize_t j, lo = min(source, target), hi = max(source, target)
+    cdef double n_source = occupancy[source], shift = -moved if source > target else moved
+    cdef double n_target = occupancy[target] if target < occupancy.shape[0] else 0.0
+    cdef double between = 0.0
+    for j in range(lo + 1, hi + 1):                 # R_j moves by ``moved`` there
+        between = between + log1p(shift / (alpha + rows_from[j]))
+    return (lgamma(1.0 + n_source - moved) - lgamma(1.0 + n_source)
+            + lgamma(1.0 + n_target + moved) - lgamma(1.0 + n_target) - between)
+
+
+def log_labelled_prior_change(const int64_t[::1] occupancy, const double[::1] rows_from,
+                              double alpha, Py_ssize_t source, Py_ssize_t target, double moved):
+    """The labelled prior's log p(z | alpha) after ``moved`` rows of label ``source`` join
+    label ``target`` (at most ``occupancy.size``) less before, in O(labels between them);
+    ``occupancy``: rows per label; ``rows_from`` (occupancy.size + 1,): R_j, the rows at labels
+    j and after, R[-1] = 0.
+
+    The stick factors telescope (``n_j + M_j = M_{j-1}``, ``B(1, alpha) = 1 / alpha``)::
+
+        log p(z | alpha) = sum_j lgamma(1 + n_j) - sum_j log(1 + R_j / alpha) + const
+
+    over any labels past the last occupied one (R_j is 0 there), so a move changes its two
+    labels' lgamma terms and R_j only between them.
+    """
+    if not (0 <= source < occupancy.shape[0] and 0 <= target <= occupancy.shape[0]
+            and rows_from.shape[0] == occupancy.shape[0] + 1):
+        raise ValueError("log_labelled_prior_change: labels or rows_from out of range")
+    return _log_prior_change(occupancy, rows_from, alpha, source, target, moved)
+
+
+cdef double _log_pair_probability(double n_rows, double n_splittable, double shared,
+                                  double split_share) noexcept nogil:
+    """log q(i, k | z) of an ordered pair of distinct rows, in a state with ``n_splittable``
+    components of at least two rows; ``shared``: the rows of the component holding both rows of
+    the pair, 0 if they are in two components; ``split_share``: the share of the pairs drawn
+    within a component."""
+    cdef double uniform = 1.0 / (n_rows * (n_rows - 1.0)), targeted = 0.0
+    if n_splittable == 0:
+        return log(uniform)
+    if shared:
+        targeted = split_share / (n_splittable * shared * (shared - 1.0))
+    return log(targeted + (1.0 - split_share) * uniform)
+
+
+cdef double _log_split_pair_ratio(double n_rows, double other_splittable, double kept,
+                                  double moved, double split_share) noexcept nogil:
+    return (_log_pair_probability(n_rows, other_splittable + (kept >= 2) + (moved >= 2), 0,
+                                  split_share)
+            - _log_pair_probability(n_rows, other_splittable + 1, kept + moved, split_share))
+
+
+def log_split_pair_ratio(double n_rows, double other_splittable, double kept, double moved,
+                         double split_share):
+    """log q(i, k | split state) - log q(i, k | merged state), for a component of ``kept +
+    moved`` rows split into i's ``kept`` and k's ``moved``, beside ``other_splittable``
+    components of at least two rows, a share ``split_share`` of the pairs drawn within a
+    component: a split's ratio; a merge's is its negative."""
+    return _log_split_pair_ratio(n_rows, other_splittable, kept, moved, split_share)
+
+
+cdef enum:
+    # what ``ComponentScreen.screen`` stopped at (``_OUTCOMES``)
+    SCREENED = 0        # the budget: every proposal it made was rejected
+    TARGETED = 1        # a pair to draw within a component: a split, drawn by the caller
+    SPLIT = 2           # a pair in one component
+    MERGE = 3           # a merge whose ratio without q passes the uniform: q decides
+    MISSING = 4         # a component without its sums: the caller's error
+
+_OUTCOMES = ("screened", "targeted", "split", "merge")
+
+
+cdef class ComponentScreen:
+    """Each component's summed counts and log marginal, and the screen of split-merge
+    proposals that reads them (``simplexsg.dpmixture.split_merge``).
+
+    Rows are those of a CSR matrix (``indptr``, ``indices``, ``data``; int64, int64, float64)
+    with ``n_features`` columns, components Dirichlet(``base``); ``rising``: ``lgamma(base + c)
+    - lgamma(base)`` for the counts c a merged category's table holds (``lgamma`` above).
+    ``set(label, rows)`` records a component, ``drop`` and ``clear`` forget one or all;
+    ``screen`` draws proposals until one needs more than its components' sums.
+    """
+    cdef const int64_t[::1] indptr
+    cdef const int64_t[::1] indices
+    cdef const double[::1] data
+    cdef const double[::1] rising
+    cdef Py_ssize_t n_features, capacity
+    cdef double base
+    cdef _Sums* sums
+    cdef double* dense                  # n_features zeros between calls: a block's sum
+
+    def __cinit__(self, const int64_t[::1] indptr, const int64_t[::1] indices,
+                  const double[::1] data, Py_ssize_t n_features, double base,
+                  const double[::1] rising):
+        self.indptr, self.indices, self.data, self.rising = indptr, indices, data, rising
+        self.n_features, self.base, self.capacity = n_features, base, 0
+        self.sums = NULL
+        self.dense = <double*> calloc(max(n_features, 1), sizeof(double))
+        if self.dense == NULL:
+            raise MemoryError("ComponentScreen: no memory for a block's summed counts")
+
+    def __dealloc__(self):
+        self.clear()
+        free(self.sums)
+        free(self.dense)
+
+    cdef void _forget(self, Py_ssize_t label) noexcept nogil:
+        if label < self.capacity:
+            free(self.sums[label].categories)
+            free(self.sums[label].counts)
+            self.sums[label] = _Sums(NULL, NULL, -1, 0.0)
+
+    def clear(self):
+        """Forget every component."""
+        cdef Py_ssize_t label
+        for label in range(self.capacity):
+            self._forget(label)
+
+    def drop(self, Py_ssize_t label):
+        """Forget component ``label`` (now empty)."""
+        self._forget(label)
+
+    def set(self, Py_ssize_t label, const int64_t[::1] rows):
+        """Record component ``label`` >= 0 whose rows are ``rows`` (indices into the matrix):
+        its summed counts, in one pass over their stored counts, and its log marginal."""
+        cdef Py_ssize_t r, c, size = 0, at = 0, capacity
+        cdef _Sums* grown
+        if label < 0:
+            raise ValueError(f"ComponentScreen.set: label {label} < 0")
+        if label >= self.capacity:
+            capacity = max(label + 1, 2 * self.capacity)
+            grown = <_Sums*> realloc(self.sums, capacity * sizeof(_Sums))
+            if grown == NULL:
+                raise MemoryError("ComponentScreen: no memory for the components")
+            for c in range(self.capacity, capacity):
+                grown[c] = _Sums(NULL, NULL, -1, 0.0)
+            self.sums, self.capacity = grown, capacity
+        self._forget(label)
+        with nogil:
+            for r in range(rows.shape[0]):
+                _add_row(self.indptr, self.indices, self.data, rows[r], self.dense)
+            for c in range(self.n_features):
+                size += self.dense[c] != 0.0
+        cdef int64_t* categories = <int64_t*> malloc(max(size, 1) * sizeof(int64_t))
+        cdef double* counts = <double*> malloc(max(size, 1) * sizeof(double))
+        with nogil:
+            for c in range(self.n_features):
+                if self.dense[c] != 0.0:
+                    if categories != NULL and counts != NULL:
+                        categories[at], counts[at] = c, self.dense[c]
+                        at += 1
+                    self.dense[c] = 0.0
+        if categories == NULL or counts == NULL:
+            free(categories)
+            free(counts)
+            raise MemoryError("ComponentScreen: no memory for a component's counts")
+        self.sums[label] = _Sums(categories, counts, size,
+                                 _summed_log_marginal(counts, size, self.n_features, self.base))
+
+    cdef const _Sums* _held(self, Py_ssize_t label) except NULL:
+        if not 0 <= label < self.capacity or self.sums[label].size < 0:
+            raise KeyError(f"ComponentScreen: no component {label}")
+        return &self.sums[label]
+
+    def log_marginal(self, Py_ssize_t label):
+        """Component ``label``'s log marginal (``_summed_log_marginal`` of its summed counts)."""
+        return self._held(label).log_marginal
+
+    def merged_gain(self, Py_ssize_t a, Py_ssize_t b):
+        """The log marginal of components ``a`` and ``b`` merged less each one's."""
+        return _merged_gain(self._held(a), self._held(b), self.n_features, self.base,
+                            self.rising)
+
+    def screen(self, bit_generator, const int64_t[::1] z, const int64_t[::1] occupancy,
+               const double[::1] rows_from, Py_ssize_t J, Py_ssize_t occupied,
+               Py_ssize_t splittable, double alpha, bint scans, double split_share,
+               double scanned_share, Py_ssize_t n_proposals, double row_budget,
+               Py_ssize_t done, double rows):
+        """Split-merge proposals on the labelled allocations ``z`` (n >= 2 rows; every
+        occupied label recorded here), drawn from ``bit_generator`` exactly as
+        ``split_merge.SplitMerge`` draws them, while ``done`` < ``n_proposals`` or ``rows`` <
+        ``row_budget``, and rejected here as long as they are merges rejected before their
+        pass over the rows (or whose reverse split could not pick the emptied label).
+
+        ``occupancy`` (rows per label), ``rows_from`` (R_j), ``J`` (one past the last
+        occupied label), ``occupied`` and ``splittable`` (labels of at least one and two rows)
+        describe z; ``scans``: whether a proposal first draws if it is scanned.
+
+        Returns (outcome, done, rows, i, k, log u, scanned, log ratio): outcome "screened" once
+        the budget is spent; else the proposal it stopped at, not counted in done and rows:
+        "targeted" (the pair is to be drawn within a component, after the draw of ``scanned``),
+        "split" (rows i and k share a component), "merge" (``log ratio``, the acceptance's
+        log without q, passes ``log u``).
+        """
+        cdef bitgen_t* bitgen = <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule,
+                                                                 "BitGenerator")
+        cdef Py_ssize_t n_rows = z.shape[0], J_after
+        cdef int64_t c, e
+        cdef uint64_t i = 0, k = 0
+        cdef int outcome = SCREENED
+        cdef bint scanned = False
+        cdef double log_u = 0.0, log_ratio = 0.0, n_c, n_e
+        if n_rows < 2 or occupancy.shape[0] < J or rows_from.shape[0] != occupancy.shape[0] + 1:
+            raise ValueError("ComponentScreen.screen: fewer than two rows, or the labels' "
+                             "arrays do not match J")
+        with bit_generator.lock:
+            with nogil:
+                while done < n_proposals or rows < row_budget:
+                    scanned = scans and random_standard_uniform(bitgen) < scanned_share
+                    if splittable and random_standard_uniform(bitgen) < split_share:
+                        outcome = TARGETED
+                        break
+                    i = random_bounded_uint64(bitgen, 0, n_rows - 1, 0, False)
+                    k = random_bounded_uint64(bitgen, 0, n_rows - 2, 0, False)
+                    k += k >= i                     # an ordered pair of distinct rows
+                    log_u = log(random_standard_uniform(bitgen))
+                    c, e = z[i], z[k]
+                    if c == e:
+                        outcome = SPLIT
+                        break
+                    if (c >= self.capacity or e >= self.capacity or self.sums[c].size < 0
+                            or self.sums[e].size < 0):
+                        outcome = MISSING
+                        break
+                    J_after = J                     # J once e merges into c
+                    if e == J - 1:
+                        J_after = e
+                        while occupancy[J_after - 1] == 0:
+                            J_after -= 1
+                    if e > J_after:    # the reverse split could not pick e: never accepted
+                        done += 1
+                        continue
+                    n_c, n_e = occupancy[c], occupancy[e]
+                    log_ratio = (_merged_gain(&self.sums[c], &self.sums[e], self.n_features,
+                                              self.base, self.rising)
+                                 + _log_prior_change(occupancy, rows_from, alpha, e, c, n_e)
+                                 - log(<double> (J_after - (occupied - 1) + 1))
+                                 - _log_split_pair_ratio(
+                                     n_rows, splittable - (n_c >= 2) - (n_e >= 2), n_c, n_e,
+                                     split_share))
+                    if log_ratio > log_u:
+                        outcome = MERGE
+                        break
+                    done += 1                       # log q <= 0 cannot make up for it
+                    rows += n_c + n_e
+        if outcome == MISSING:
+            missing = c if c >= self.capacity or self.sums[c].size < 0 else e
+            raise KeyError(f"ComponentScreen.screen: no component {missing}")
+        return _OUTCOMES[outcome], done, rows, int(i), int(k), log_u, bool(scanned), log_ratio

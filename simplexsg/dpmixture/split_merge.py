@@ -21,11 +21,12 @@ probability (n / N)^2, so that two small clusters merged in one component (n = 1
 rows: 4e-6) would wait for hundreds of thousands of proposals; the component-first draw splits
 each component about as often, whatever its size. The pair's probability ``q(i, k | z)`` then
 depends on the state, and its ratio between the two states enters each acceptance below
-(``_log_split_pair_ratio``).
+(``_ext._split_merge.log_split_pair_ratio``).
 
 * Same component c: split. The new label e is uniform among the empty labels below J and J
   itself; k moves to e, i stays, and the other rows of c, in a random order, join i's or k's
-  side by the sequential allocation of ``_ext._split_merge.sequential_allocation`` (probability q).
+  side by the sequential allocation of ``_ext._split_merge.sequential_allocation``
+  (probability q).
   Acceptance ``p(z') |E(z)| q(i, k | z') / (p(z) q q(i, k | z))``.
 * Different components c = z_i, e = z_k: merge e into c. The reverse split must be able to pick
   e again (e below or at J of the merged state); then acceptance ``p(z') q q(i, k | z') /
@@ -34,13 +35,15 @@ depends on the state, and its ratio between the two states enters each acceptanc
   Since q <= 1, a merge whose ratio without q is already below the uniform is rejected without
   computing q, and the pass that computes q stops as soon as the part of q it has is too small
   (each row's factor is at most 1): the same decisions, at the cost of the rows needed to
-  reach them.
+  reach them. The first kind are most proposals; ``_ext._split_merge.ComponentScreen``, which
+  holds each component's summed counts, draws every proposal and rejects those itself, so
+  that they cost the categories of their two components and no Python.
 
 With ``scans`` (restricted Gibbs scans, Jain & Neal 2004), a share ``SCANNED_SHARE`` of the
 proposals, chosen independently of the state, go further: the sequential allocation only
 launches the split, which ``scans`` scans then refine, each row of the block drawn given every
-other row of the two sides (``_ext._split_merge.restricted_scans``), and q is the probability of the
-last scan's outcome given the state before it. A merge's reverse launches the same way from
+other row of the two sides (``_ext._split_merge.restricted_scans``), and q is the probability
+of the last scan's outcome given the state before it. A merge's reverse launches the same way from
 the merged block and scores the last scan forced to the current sides. Where the first rows of
 a block say little (short rows, dense overlapping profiles), the sequential allocation alone
 proposes near-random splits; the scans find the split the whole block supports. Each kind of
@@ -57,8 +60,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 
-from .._ext._split_merge import (merged_log_marginal_gain, restricted_scans,
-                                 sequential_allocation, summed_log_marginal, summed_rows)
+from .._ext._split_merge import (ComponentScreen, log_labelled_prior_change,
+                                 log_split_pair_ratio, restricted_scans, sequential_allocation)
+
+__all__ = ["SplitMerge", "log_labelled_prior", "log_labelled_prior_change", "rising_factorials",
+           "rows_from_label"]
 
 #: Probability that a proposal's pair of rows is drawn from one component, a split
 #: (docs/benchmarks/dp.rst, "Split proposals within a component").
@@ -81,25 +87,6 @@ def rising_factorials(base, size):
     return gammaln(base + np.arange(size)) - gammaln(base)
 
 
-def _log_pair_probability(n_rows, n_splittable, shared):
-    """log q(i, k | z) of an ordered pair of distinct rows, in a state with ``n_splittable``
-    components of at least two rows; ``shared``: the rows of the component holding both rows of
-    the pair, 0 if they are in two components."""
-    uniform = 1.0 / (n_rows * (n_rows - 1.0))
-    if n_splittable == 0:
-        return math.log(uniform)
-    targeted = SPLIT_SHARE / (n_splittable * shared * (shared - 1.0)) if shared else 0.0
-    return math.log(targeted + (1.0 - SPLIT_SHARE) * uniform)
-
-
-def _log_split_pair_ratio(n_rows, other_splittable, kept, moved):
-    """log q(i, k | split state) - log q(i, k | merged state), for a component of ``kept +
-    moved`` rows split into i's ``kept`` and k's ``moved``, beside ``other_splittable``
-    components of at least two rows: a split's ratio; a merge's is its negative."""
-    return (_log_pair_probability(n_rows, other_splittable + (kept >= 2) + (moved >= 2), 0)
-            - _log_pair_probability(n_rows, other_splittable + 1, kept + moved))
-
-
 def log_labelled_prior(occupancy, alpha):
     """log p(z | alpha) up to a constant, from the rows per label (occupancy, any length; the
     labels after the last occupied one contribute nothing)."""
@@ -114,28 +101,6 @@ def log_labelled_prior(occupancy, alpha):
 def rows_from_label(occupancy):
     """R (occupancy.size + 1,): R[j] the rows at labels j and after, R[-1] = 0."""
     return np.concatenate([np.cumsum(occupancy[::-1])[::-1], [0]]).astype(np.float64)
-
-
-def log_labelled_prior_change(occupancy, rows_from, alpha, source, target, moved):
-    """``log_labelled_prior`` after ``moved`` rows of label ``source`` join label ``target``
-    (at most ``occupancy.size``) less before, in O(labels between them); ``rows_from``:
-    ``rows_from_label(occupancy)``.
-
-    The stick factors telescope (``n_j + M_j = M_{j-1}``, ``B(1, alpha) = 1 / alpha``)::
-
-        log p(z | alpha) = sum_j lgamma(1 + n_j) - sum_j log(1 + R_j / alpha) + const
-
-    over any labels past the last occupied one (R_j, the rows at labels j and after, is 0
-    there), so a move changes its two labels' lgamma terms and R_j only between them.
-    """
-    lo, hi = min(source, target), max(source, target)
-    n_source = occupancy[source]
-    n_target = occupancy[target] if target < occupancy.size else 0
-    between = alpha + rows_from[lo + 1:hi + 1]          # R_j moves by ``moved`` there
-    shift = -moved if source > target else moved
-    return (math.lgamma(1.0 + n_source - moved) - math.lgamma(1.0 + n_source)
-            + math.lgamma(1.0 + n_target + moved) - math.lgamma(1.0 + n_target)
-            - float(np.sum(np.log1p(shift / between))))
 
 
 class _Blocks:
@@ -181,14 +146,6 @@ class _Blocks:
         """The labels a split may give its new block: the empty ones below J, and J."""
         return np.concatenate([np.flatnonzero(self.occupancy[:self.J] == 0), [self.J]])
 
-    def labels_after_merge(self, emptied):
-        """(J, the count of labels a split could choose) once label ``emptied`` merges into
-        another occupied label: ``labels_to_choose`` of that state, without building it."""
-        J = self.J
-        if emptied == J - 1:
-            J = int(np.flatnonzero(self.occupancy[:emptied])[-1]) + 1
-        return J, J - (self.occupied - 1) + 1
-
 
 class SplitMerge:
     """Split-merge proposals on rows X (CSR non-negative integer counts, as
@@ -198,9 +155,9 @@ class SplitMerge:
     ``scans``: restricted Gibbs scans of the scanned proposals (module docstring; 0: none).
     ``propose(z, alpha, rng)`` makes one proposal and updates the labelled allocations ``z``
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
-    ``run(z, alpha, rng, n)`` makes n of them, keeping each label's rows and each component's
-    marginal and summed counts until a move changes it, so that a split costs the size of its
-    block and a merge the categories of its two components.
+    ``run(z, alpha, rng, n)`` makes n of them, keeping each label's rows, and each component's
+    marginal and summed counts (``screen``), until a move changes them, so that a split costs
+    the size of its block and a merge the categories of its two components.
     """
 
     def __init__(self, X, base, scans=0):
@@ -213,18 +170,8 @@ class SplitMerge:
         # lgamma(base + c) - lgamma(base) for the counts c a component's category can hold
         largest = int(np.max(np.bincount(self.indices, self.data, minlength=1)))
         self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
-
-    def _component(self, label, rows, cache):
-        """(log marginal, category ids, summed counts) of the component ``label`` whose rows
-        are ``rows``, kept in ``cache`` until a move changes it: a merge then sums two
-        components' counts (``merged_log_marginal_gain``) instead of passing over their rows."""
-        if label not in cache:
-            summed = summed_rows(self.indptr, self.indices, self.data, rows, self.n_features)
-            categories = np.flatnonzero(summed)
-            counts = summed[categories]
-            cache[label] = (summed_log_marginal(counts, self.n_features, self.base),
-                            categories, counts)
-        return cache[label]
+        self.screen = ComponentScreen(self.indptr, self.indices, self.data, self.n_features,
+                                      self.base, self.rising)
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
@@ -232,15 +179,49 @@ class SplitMerge:
         per pass (1 + ``scans``) (a budget in work, so the result depends on the seed alone);
         returns how many were accepted. Fewer than two rows admit
         no proposal (no pair of distinct rows): none is made, whatever the budget."""
+        return self._run(z, alpha, rng, n_proposals, row_budget)[0]
+
+    def propose(self, z, alpha, rng):
+        """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
+        return self._run(z, alpha, rng, 1, 0)[1]
+
+    def _run(self, z, alpha, rng, n_proposals, row_budget):
+        """(proposals accepted, the last one's kind if accepted else None) of ``run``. The
+        kernel's screen draws every proposal and rejects the merges whose ratio without q
+        already falls below the uniform, most of them; the others are made here."""
         if z.size < 2:
-            return 0
-        cache, blocks = {}, _Blocks(z)
-        accepted = done = rows = 0
-        while done < n_proposals or rows < row_budget:
-            kind, size = self._propose(z, alpha, rng, cache, blocks)
-            accepted += kind is not None
-            done, rows = done + 1, rows + size
-        return accepted
+            return 0, None
+        blocks = _Blocks(z)
+        self.screen.clear()
+        for label, rows in blocks.rows.items():
+            self.screen.set(label, rows)
+        accepted = done = 0
+        rows, kind = 0.0, None
+        while True:
+            outcome, done, rows, i, k, log_u, scanned, log_ratio = self.screen.screen(
+                rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
+                blocks.occupied, blocks.splittable, alpha, self.scans > 0, SPLIT_SHARE,
+                SCANNED_SHARE, n_proposals, row_budget, done, rows)
+            if outcome == "screened":
+                return accepted, None
+            if outcome == "targeted":
+                i, k, log_u = self._pair_within(blocks, rng)
+            if outcome == "merge":
+                kind, work = self._merge(z, rng, blocks, i, k, log_u, log_ratio, scanned)
+            else:
+                kind, work = self._split(z, alpha, rng, blocks, i, k, log_u, scanned)
+            accepted, done, rows = accepted + (kind is not None), done + 1, rows + work
+            if done >= n_proposals and rows >= row_budget:
+                return accepted, kind
+
+    @staticmethod
+    def _pair_within(blocks, rng):
+        """(i, k, log u): a pair of distinct rows of a component drawn uniformly among those of
+        at least two rows, then the proposal's uniform."""
+        label = np.flatnonzero(blocks.occupancy >= 2)[rng.integers(blocks.splittable)]
+        members = blocks.rows[int(label)]
+        i, k = rng.integers(members.size), rng.integers(members.size - 1)
+        return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
 
     def _allocation(self, i, k, others, side, forced, rng, stop_below=-np.inf):
         """(log q of the sequential allocation of ``others`` between i (side 0) and k (side
@@ -265,80 +246,58 @@ class SplitMerge:
                                  stop_below)
         return log_q, marginals
 
-    def propose(self, z, alpha, rng, cache=None):
-        """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
-        if z.size < 2:
-            return None
-        return self._propose(z, alpha, rng, {} if cache is None else cache, _Blocks(z))[0]
+    def _split(self, z, alpha, rng, blocks, i, k, log_u, scanned):
+        """Propose to split the component of rows i and k (module docstring); returns (its kind
+        if accepted else None, the rows passed over)."""
+        n_rows, c = z.size, int(z[i])
+        members = blocks.rows[c]
+        others = rng.permutation(members[(members != i) & (members != k)])
+        choices = blocks.labels_to_choose()
+        e = int(choices[rng.integers(choices.size)])
+        side = np.empty(others.size, dtype=np.int8)
+        log_q, marginals = self._allocation(i, k, others, side, False, rng)
+        if scanned:
+            log_q, marginals = self._scanned(i, k, others, side, None, rng)
+        moved = np.concatenate([[k], others[side == 1]])
+        log_ratio = (marginals.sum() - self.screen.log_marginal(c)
+                     + log_labelled_prior_change(blocks.occupancy, blocks.rows_from, alpha, c,
+                                                 e, moved.size)
+                     - log_q + math.log(choices.size)
+                     + log_split_pair_ratio(n_rows, blocks.splittable - 1,
+                                            members.size - moved.size, moved.size,
+                                            SPLIT_SHARE))
+        return self._decide(z, blocks, log_u, log_ratio, moved, e, c, "split",
+                            members.size * (1 + self.scans * scanned))
 
-    def _propose(self, z, alpha, rng, cache, blocks):
-        """One proposal on at least two rows; returns (its kind if accepted else None, the rows
-        of its blocks)."""
-        n_rows = z.size
-        occupancy, splittable = blocks.occupancy, blocks.splittable
-        scanned = self.scans > 0 and rng.random() < SCANNED_SHARE
-        if splittable and rng.random() < SPLIT_SHARE:
-            label = np.flatnonzero(occupancy >= 2)[rng.integers(splittable)]
-            members = blocks.rows[int(label)]
-            i, k = rng.integers(members.size), rng.integers(members.size - 1)
-            i, k = int(members[i]), int(members[k + (k >= i)])
-        else:
-            i, k = rng.integers(n_rows), rng.integers(n_rows - 1)
-            i, k = int(i), int(k + (k >= i))             # an ordered pair of distinct rows
-        log_u = math.log(rng.random())
+    def _merge(self, z, rng, blocks, i, k, log_u, log_ratio, scanned):
+        """Propose to merge row k's component into row i's, ``log_ratio`` its acceptance's log
+        without q (the screen's); returns (its kind if accepted else None, the rows passed
+        over)."""
         c, e = int(z[i]), int(z[k])
-        if c == e:
-            members = blocks.rows[c]
-            others = rng.permutation(members[(members != i) & (members != k)])
-            choices = blocks.labels_to_choose()
-            e = int(choices[rng.integers(choices.size)])
-            side = np.empty(others.size, dtype=np.int8)
-            log_q, marginals = self._allocation(i, k, others, side, False, rng)
-            if scanned:
-                log_q, marginals = self._scanned(i, k, others, side, None, rng)
-            moved = np.concatenate([[k], others[side == 1]])
-            kept_rows = members.size - moved.size
-            log_ratio = (marginals.sum() - self._component(c, members, cache)[0]
-                         + log_labelled_prior_change(occupancy, blocks.rows_from, alpha, c, e,
-                                                     moved.size)
-                         - log_q + math.log(choices.size)
-                         + _log_split_pair_ratio(n_rows, splittable - 1, kept_rows,
-                                                 moved.size))
-            target, source, kind = e, c, "split"
+        members = np.concatenate([blocks.rows[c], blocks.rows[e]])
+        others = rng.permutation(members[(members != i) & (members != k)])
+        side = (z[others] == e).astype(np.int8)
+        # log q only falls: the pass stops once the merge is rejected whatever its rest
+        stop_below = log_u - log_ratio - _DECISION_MARGIN
+        if scanned:
+            launch = np.empty(others.size, dtype=np.int8)
+            self._allocation(i, k, others, launch, False, rng)
+            log_ratio += self._scanned(i, k, others, launch, side, rng, stop_below)[0]
         else:
-            J_after, n_choices = blocks.labels_after_merge(e)
-            if e > J_after:               # the reverse split could not pick e: never accepted
-                return None, 0
-            block_c, block_e = blocks.rows[c], blocks.rows[e]
-            counts_c = self._component(c, block_c, cache)[1:]
-            counts_e = self._component(e, block_e, cache)[1:]
-            log_ratio = (merged_log_marginal_gain(*counts_c, *counts_e, self.n_features,
-                                                  self.base, self.rising)
-                         + log_labelled_prior_change(occupancy, blocks.rows_from, alpha, e, c,
-                                                     block_e.size)
-                         - math.log(n_choices)
-                         - _log_split_pair_ratio(
-                             n_rows, splittable - (block_c.size >= 2) - (block_e.size >= 2),
-                             block_c.size, block_e.size))
-            size = block_c.size + block_e.size
-            if log_ratio <= log_u:        # log q <= 0 cannot make up for it: rejected as is
-                return None, size
-            members = np.concatenate([block_c, block_e])
-            others = rng.permutation(members[(members != i) & (members != k)])
-            side = (z[others] == e).astype(np.int8)
-            # log q only falls: the pass stops once the merge is rejected whatever its rest
-            stop_below = log_u - log_ratio - _DECISION_MARGIN
-            if scanned:
-                launch = np.empty(others.size, dtype=np.int8)
-                self._allocation(i, k, others, launch, False, rng)
-                log_ratio += self._scanned(i, k, others, launch, side, rng, stop_below)[0]
+            log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
+        return self._decide(z, blocks, log_u, log_ratio, blocks.rows[e], c, e, "merge",
+                            members.size * (1 + self.scans * scanned))
+
+    def _decide(self, z, blocks, log_u, log_ratio, moved, target, source, kind, work):
+        """Accept the proposal to move the rows ``moved`` from label ``source`` to ``target``
+        if ``log_u`` < ``log_ratio``, updating z, the blocks and the screen's components;
+        returns (``kind`` if accepted else None, ``work``)."""
+        if not log_u < log_ratio:
+            return None, work
+        blocks.move(z, np.sort(moved), target, source)
+        for label in (target, source):
+            if label in blocks.rows:
+                self.screen.set(label, blocks.rows[label])
             else:
-                log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
-            moved, target, source, kind = block_e, c, e, "merge"
-        work = members.size * (1 + self.scans * scanned)      # rows passed over
-        if log_u < log_ratio:
-            blocks.move(z, np.sort(moved), target, source)
-            cache.pop(c, None)
-            cache.pop(e, None)
-            return kind, work
-        return None, work
+                self.screen.drop(label)
+        return kind, work

@@ -16,8 +16,7 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
-from simplexsg._ext._split_merge import (merged_log_marginal_gain, restricted_scans,
-                                         sequential_allocation, summed_log_marginal, summed_rows)
+from simplexsg._ext._split_merge import ComponentScreen, restricted_scans, sequential_allocation
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
@@ -83,30 +82,48 @@ def dirichlet_multinomial(counts, base):
 
 @pytest.mark.parametrize("rows_a, rows_b", [([0, 1], [2, 4]), ([3], []), ([0, 2, 3], [1]),
                                              ([3], [1])])
-def test_a_blocks_marginal_from_summed_counts(rows_a, rows_b):
-    """A block's summed counts are its rows' sum, and its marginal from them the
-    Dirichlet-multinomial, one block or the union of two; a merge's gain from two components'
-    summed counts (sorted category ids, overlapping or not) is the union's Dirichlet-multinomial
-    less each block's."""
+def test_a_components_marginal_from_its_summed_counts(rows_a, rows_b):
+    """A component's log marginal from the rows' summed counts is the Dirichlet-multinomial,
+    one block or the union of two; a merge's gain from two components' summed counts
+    (overlapping categories or not) is the union's Dirichlet-multinomial less each block's,
+    whether the rising factorials come from the table or past its end; a component recorded
+    again, or forgotten, is its new self."""
     X = np.array([[3, 0, 1, 0, 0, 2], [0, 0, 4, 1, 0, 0], [1, 1, 0, 0, 0, 5],
                   [0, 2, 0, 0, 7, 0], [2, 0, 0, 3, 1, 0]], dtype=np.float64)
-    sums = [X[rows].sum(axis=0) for rows in (rows_a, rows_b)]
     csr = sp.csr_array(X)
-    np.testing.assert_array_equal(summed_rows(csr.indptr.astype(np.int64),
-                                              csr.indices.astype(np.int64), csr.data,
-                                              np.array(rows_a, dtype=np.int64), X.shape[1]),
-                                  sums[0])
-    sparse = [(np.flatnonzero(v).astype(np.int64), v[np.flatnonzero(v)]) for v in sums]
-    union = sums[0] + sums[1]
-    exact = dirichlet_multinomial(union, BETA6)
-    assert summed_log_marginal(union[union > 0], X.shape[1], BETA6) == pytest.approx(
-        exact, rel=1e-13)
-    if rows_b:           # a merge's gain: the union's marginal less each block's own
-        gain = exact - sum(dirichlet_multinomial(v, BETA6) for v in sums)
-        for table in (3, 100):        # counts past the table's end, and none
-            assert merged_log_marginal_gain(
-                *sparse[0], *sparse[1], X.shape[1], BETA6, rising_factorials(BETA6, table)
-            ) == pytest.approx(gain, rel=1e-12, abs=1e-12)
+    sums = [X[rows].sum(axis=0) for rows in (rows_a, rows_b)]
+    exact = dirichlet_multinomial(sums[0] + sums[1], BETA6)
+    for table in (3, 100):            # counts past the table's end, and none
+        screen = ComponentScreen(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                                 csr.data, X.shape[1], BETA6, rising_factorials(BETA6, table))
+        screen.set(7, np.array([4], dtype=np.int64))    # recorded, then replaced
+        for label, rows in ((7, rows_a), (2, rows_b), (0, rows_a + rows_b)):
+            if rows:
+                screen.set(label, np.array(rows, dtype=np.int64))
+        assert screen.log_marginal(0) == pytest.approx(exact, rel=1e-13)
+        assert screen.log_marginal(7) == pytest.approx(dirichlet_multinomial(sums[0], BETA6),
+                                                       rel=1e-13)
+        if rows_b:       # a merge's gain: the union's marginal less each block's own
+            gain = exact - sum(dirichlet_multinomial(v, BETA6) for v in sums)
+            assert screen.merged_gain(7, 2) == pytest.approx(gain, rel=1e-12, abs=1e-12)
+        screen.drop(7)
+        with pytest.raises(KeyError, match="no component 7"):
+            screen.log_marginal(7)
+
+
+def test_the_screen_refuses_a_component_it_does_not_hold():
+    """A merge between a recorded component and one never recorded is an error that names
+    the component, not a read of memory that is not there."""
+    csr = sp.csr_array(X5)
+    screen = ComponentScreen(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                             csr.data.astype(np.float64), X5.shape[1], BETA6,
+                             rising_factorials(BETA6, 10))
+    screen.set(0, np.array([0], dtype=np.int64))
+    z, occupancy = np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64)
+    with pytest.raises(KeyError, match="no component 1"):
+        screen.screen(np.random.default_rng(0).bit_generator, z, occupancy,
+                      rows_from_label(occupancy), 2, 2, 0, ALPHA, False, 0.05, 0.5, 1, 0.0, 0,
+                      0.0)
 
 
 @pytest.mark.parametrize("forced", [False, True])

@@ -118,7 +118,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ``.set_params(warm_start=True).fit(X)`` resumes.
     checkpoint_path : str or path-like, default None
     n_jobs : int or None, default 1
-        Threads of the allocation kernel and the SCIR draws; results do not depend on it.
+        Threads of the allocation kernel, the SCIR draws and the split-merge passes;
+        results do not depend on it.
     random_state : None, int, or numpy SeedSequence, Generator or RandomState
     verbose : int, default 0
         1: a progress bar (needs tqdm); 2: also a line per evaluation.

@@ -178,9 +178,9 @@ def split_merge(state, kernel, move, z, rng):
     if kernel.split_merge == "auto":
         occupied = np.count_nonzero(np.bincount(z))
         move.run(z, state.alpha, rng, MIN_SPLIT_MERGE,
-                 row_budget=SPLIT_MERGE_WORK * z.size * occupied)
+                 row_budget=SPLIT_MERGE_WORK * z.size * occupied, n_jobs=kernel.n_jobs)
     else:
-        move.run(z, state.alpha, rng, kernel.split_merge)
+        move.run(z, state.alpha, rng, kernel.split_merge, n_jobs=kernel.n_jobs)
     missing = int(z.max()) + 1 - state.sticks.shape[0]
     if missing <= 0:
         return state

@@ -54,7 +54,11 @@ each order defines a reversible move and so does their mixture. A move followed 
 of the components and sticks given z (the exact sampler's next steps) leaves the joint
 posterior invariant.
 """
+import collections
+import contextlib
+import dataclasses
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,6 +80,12 @@ SCANNED_SHARE = 0.5
 #: Counts of a category up to which a merge reads its rising factorial from a table (8 MB at
 #: most; ``lgamma`` above).
 RISING_TABLE = 1 << 20
+#: Rows of a proposal's block from which, with ``n_jobs`` > 1, its pass runs beside the
+#: proposals after it (``SplitMerge.run``): about a millisecond's pass, well above a thread
+#: hand-off's cost.
+OVERLAP_ROWS = 2000
+#: Proposals drawn ahead of the oldest unsettled one at most.
+MAX_AHEAD = 64
 #: A merge's pass over its rows for q stops once log q is this far below what acceptance
 #: needs (nats): past rounding error, so the decision is the one the whole pass would make.
 _DECISION_MARGIN = 1e-6
@@ -166,53 +176,128 @@ class SplitMerge:
         self.indptr = self.X.indptr.astype(np.int64, copy=False)    # shared with a matrix in
         self.indices = self.X.indices.astype(np.int64, copy=False)  # the kernels' layout
         self.data = self.X.data.astype(np.float64, copy=False)
-        self.n_features, self.base = X.shape[1], float(base)
+        self.n_rows, self.n_features, self.base = X.shape[0], X.shape[1], float(base)
         # lgamma(base + c) - lgamma(base) for the counts c a component's category can hold
         largest = int(np.max(np.bincount(self.indices, self.data, minlength=1)))
         self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
         self.screen = ComponentScreen(self.indptr, self.indices, self.data, self.n_features,
                                       self.base, self.rising)
 
-    def run(self, z, alpha, rng, n_proposals, row_budget=0):
+    def run(self, z, alpha, rng, n_proposals, row_budget=0, n_jobs=1):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
         to split or merge held ``row_budget`` rows in total, those of a scanned proposal once
         per pass (1 + ``scans``) (a budget in work, so the result depends on the seed alone);
-        returns how many were accepted. Fewer than two rows admit
-        no proposal (no pair of distinct rows): none is made, whatever the budget."""
-        return self._run(z, alpha, rng, n_proposals, row_budget)[0]
+        returns how many were accepted. Fewer than two rows admit no proposal (no pair of
+        distinct rows): none is made, whatever the budget. ``n_jobs`` > 1: the pass of a
+        proposal of at least ``OVERLAP_ROWS`` rows runs on a thread of its own while the
+        proposals after it are made as if it were rejected, and undone if it is accepted:
+        the same moves, whatever ``n_jobs``."""
+        return self._run(z, alpha, rng, n_proposals, row_budget, n_jobs).accepted
 
     def propose(self, z, alpha, rng):
         """One proposal (the class docstring); None, and no draw, for fewer than two rows."""
-        return self._run(z, alpha, rng, 1, 0)[1]
+        return self._run(z, alpha, rng, 1, 0, 1).accepted_kind
 
-    def _run(self, z, alpha, rng, n_proposals, row_budget):
-        """(proposals accepted, the last one's kind if accepted else None) of ``run``. The
-        kernel's screen draws every proposal and rejects the merges whose ratio without q
-        already falls below the uniform, most of them; the others are made here."""
+    def _run(self, z, alpha, rng, n_proposals, row_budget, n_jobs):
+        """The ``_Tally`` of ``run``. The kernel's screen draws every proposal and rejects the
+        merges whose ratio without q already falls below the uniform, most of them; the
+        others are made here."""
+        tally = _Tally(n_proposals, row_budget)
         if z.size < 2:
-            return 0, None
+            return tally
         blocks = _Blocks(z)
         self.screen.clear()
         for label, rows in blocks.rows.items():
             self.screen.set(label, rows)
-        accepted = done = 0
-        rows, kind = 0.0, None
+        workers = max(0, n_jobs - 1)
+        with ThreadPoolExecutor(workers) if workers else contextlib.nullcontext() as pool:
+            self._pipeline(z, alpha, rng, blocks, tally, pool, workers)
+        return tally
+
+    def _pipeline(self, z, alpha, rng, blocks, tally, pool, workers):
+        """Draw, make and settle the proposals in order. The pass of a proposal of at least
+        ``OVERLAP_ROWS`` rows goes to one of ``workers`` threads of ``pool`` while this
+        thread draws and makes the ones after it, as if it were rejected, up to the first
+        that would be accepted; if it is accepted, those are dropped and the generator and
+        the tally go back to where they were after its own draws."""
+        pending = collections.deque()          # drawn, not yet settled, in order
+        spent = waiting = False                # the budget; an acceptance in ``pending``
         while True:
-            outcome, done, rows, i, k, log_u, scanned, log_ratio = self.screen.screen(
-                rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
-                blocks.occupied, blocks.splittable, alpha, self.scans > 0, SPLIT_SHARE,
-                SCANNED_SHARE, n_proposals, row_budget, done, rows)
-            if outcome == "screened":
-                return accepted, None
-            if outcome == "targeted":
-                i, k, log_u = self._pair_within(blocks, rng)
-            if outcome == "merge":
-                kind, work = self._merge(z, rng, blocks, i, k, log_u, log_ratio, scanned)
+            while pending and pending[0].ready():
+                head = pending.popleft()
+                if head.accepted is None:
+                    head.judge(self, blocks, alpha)
+                if head.accepted and pending:
+                    _drop(pending)
+                    rng.bit_generator.state = head.generator_state
+                    vars(tally).update(vars(head.tally))
+                    spent = False
+                self._settle(head, z, blocks, tally)
+                waiting = any(proposal.accepted for proposal in pending)
+            if not (spent or waiting or len(pending) >= MAX_AHEAD):
+                proposal = self._draw(z, alpha, rng, blocks, tally)
+                if proposal is None:
+                    spent = True
+                    continue
+                if pool is not None:     # where the generator and the tally are after it
+                    proposal.generator_state = rng.bit_generator.state
+                    proposal.tally = dataclasses.replace(tally)
+                running = sum(p.future is not None and not p.future.done() for p in pending)
+                if pool is not None and proposal.work >= OVERLAP_ROWS and running < workers:
+                    proposal.future = pool.submit(proposal.pass_over, self)
+                else:
+                    proposal.pass_over(self)
+                    proposal.judge(self, blocks, alpha)
+                    waiting = bool(proposal.accepted)
+                pending.append(proposal)
+            elif pending:
+                pending[0].future.result()
             else:
-                kind, work = self._split(z, alpha, rng, blocks, i, k, log_u, scanned)
-            accepted, done, rows = accepted + (kind is not None), done + 1, rows + work
-            if done >= n_proposals and rows >= row_budget:
-                return accepted, kind
+                return
+
+    def _draw(self, z, alpha, rng, blocks, tally):
+        """The next proposal that the screen does not reject, its draws made and its work
+        counted in ``tally`` (with the screened ones before it); None once the budget is
+        spent."""
+        outcome, tally.done, tally.rows, i, k, log_u, scanned, log_ratio = self.screen.screen(
+            rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
+            blocks.occupied, blocks.splittable, alpha, self.scans > 0, SPLIT_SHARE,
+            SCANNED_SHARE, tally.n_proposals, tally.row_budget, tally.done, tally.rows)
+        if outcome == "screened":
+            return None
+        if outcome == "targeted":
+            i, k, log_u = self._pair_within(blocks, rng)
+        c, e = int(z[i]), int(z[k])
+        if outcome == "merge":
+            members = np.concatenate([blocks.rows[c], blocks.rows[e]])
+            others = rng.permutation(members[(members != i) & (members != k)])
+            side = (z[others] == e).astype(np.int8)
+            uniforms = rng.random(others.size) if scanned else np.zeros(others.size)
+            proposal = _Merge(i, k, e, c, others, side, uniforms, log_u, log_ratio)
+        else:
+            members = blocks.rows[c]
+            others = rng.permutation(members[(members != i) & (members != k)])
+            choices = blocks.labels_to_choose()
+            e = int(choices[rng.integers(choices.size)])
+            proposal = _Split(i, k, c, e, others, rng.random(others.size), log_u, choices.size,
+                              members.size)
+        if scanned:
+            proposal.scan_uniforms = rng.random((self.scans, others.size))
+        proposal.work = members.size * (1 + self.scans * scanned)
+        tally.done, tally.rows = tally.done + 1, tally.rows + proposal.work
+        return proposal
+
+    def _settle(self, proposal, z, blocks, tally):
+        """Apply ``proposal`` if it was accepted: z, the blocks and the screen's components."""
+        if not proposal.accepted:
+            return
+        tally.accepted, tally.accepted_kind = tally.accepted + 1, proposal.kind
+        blocks.move(z, np.sort(proposal.moved), proposal.target, proposal.source)
+        for label in (proposal.target, proposal.source):
+            if label in blocks.rows:
+                self.screen.set(label, blocks.rows[label])
+            else:
+                self.screen.drop(label)
 
     @staticmethod
     def _pair_within(blocks, rng):
@@ -223,81 +308,116 @@ class SplitMerge:
         i, k = rng.integers(members.size), rng.integers(members.size - 1)
         return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
 
-    def _allocation(self, i, k, others, side, forced, rng, stop_below=-np.inf):
+    def sequential_pass(self, i, k, others, side, forced, uniforms, stop_below=-np.inf):
         """(log q of the sequential allocation of ``others`` between i (side 0) and k (side
-        1), the log marginals of the two sides' blocks (2,)); ``forced`` with ``stop_below``:
-        a value below it as soon as log q falls below it (``sequential_allocation``)."""
+        1) at ``uniforms``, the log marginals of the two sides' blocks (2,)); ``forced`` with
+        ``stop_below``: a value below it as soon as log q falls below it
+        (``sequential_allocation``)."""
         marginals = np.empty(2)
         log_q = sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i,
-                                      k, others, rng.random(others.size) if not forced
-                                      else np.zeros(others.size), side, forced, self.base,
-                                      marginals, stop_below)
+                                      k, others, uniforms, side, forced, self.base, marginals,
+                                      stop_below)
         return log_q, marginals
 
-    def _scanned(self, i, k, others, launch, target, rng, stop_below=-np.inf):
-        """(log q of the last of ``self.scans`` restricted Gibbs scans from the sides
-        ``launch`` (written: the final sides), the final sides' log marginals (2,));
-        ``target`` (or None): the last scan's sides, forced (``restricted_scans``)."""
+    def scan_pass(self, i, k, others, launch, target, uniforms, stop_below=-np.inf):
+        """(log q of the last of ``self.scans`` restricted Gibbs scans at ``uniforms`` (scans,
+        others.size) from the sides ``launch`` (written: the final sides), the final sides'
+        log marginals (2,)); ``target`` (or None): the last scan's sides, forced
+        (``restricted_scans``)."""
         marginals = np.empty(2)
         forced = target is not None
         log_q = restricted_scans(self.indptr, self.indices, self.data, self.n_features, i, k,
-                                 others, rng.random((self.scans, others.size)), launch,
-                                 target if forced else launch, forced, self.base, marginals,
-                                 stop_below)
+                                 others, uniforms, launch, target if forced else launch, forced,
+                                 self.base, marginals, stop_below)
         return log_q, marginals
 
-    def _split(self, z, alpha, rng, blocks, i, k, log_u, scanned):
-        """Propose to split the component of rows i and k (module docstring); returns (its kind
-        if accepted else None, the rows passed over)."""
-        n_rows, c = z.size, int(z[i])
-        members = blocks.rows[c]
-        others = rng.permutation(members[(members != i) & (members != k)])
-        choices = blocks.labels_to_choose()
-        e = int(choices[rng.integers(choices.size)])
-        side = np.empty(others.size, dtype=np.int8)
-        log_q, marginals = self._allocation(i, k, others, side, False, rng)
-        if scanned:
-            log_q, marginals = self._scanned(i, k, others, side, None, rng)
-        moved = np.concatenate([[k], others[side == 1]])
-        log_ratio = (marginals.sum() - self.screen.log_marginal(c)
-                     + log_labelled_prior_change(blocks.occupancy, blocks.rows_from, alpha, c,
-                                                 e, moved.size)
-                     - log_q + math.log(choices.size)
-                     + log_split_pair_ratio(n_rows, blocks.splittable - 1,
-                                            members.size - moved.size, moved.size,
-                                            SPLIT_SHARE))
-        return self._decide(z, blocks, log_u, log_ratio, moved, e, c, "split",
-                            members.size * (1 + self.scans * scanned))
 
-    def _merge(self, z, rng, blocks, i, k, log_u, log_ratio, scanned):
-        """Propose to merge row k's component into row i's, ``log_ratio`` its acceptance's log
-        without q (the screen's); returns (its kind if accepted else None, the rows passed
-        over)."""
-        c, e = int(z[i]), int(z[k])
-        members = np.concatenate([blocks.rows[c], blocks.rows[e]])
-        others = rng.permutation(members[(members != i) & (members != k)])
-        side = (z[others] == e).astype(np.int8)
+@dataclasses.dataclass
+class _Tally:
+    """What ``SplitMerge.run`` has done: its budget (``n_proposals``, ``row_budget``), the
+    proposals made (``done``) and the rows their blocks held (``rows``), the moves accepted
+    and the kind of the last one."""
+    n_proposals: int
+    row_budget: float
+    done: int = 0
+    rows: float = 0.0
+    accepted: int = 0
+    accepted_kind: str = None
+
+
+def _drop(pending):
+    """Forget the proposals drawn after an accepted one, once their passes have stopped."""
+    for proposal in pending:
+        if proposal.future is not None and not proposal.future.cancel():
+            proposal.future.result()
+    pending.clear()
+
+
+class _Proposal:
+    """A proposal whose draws are made (``SplitMerge._draw``): ``pass_over`` makes its pass
+    over the rows (the kernels, on any thread; ``future``, where it runs on a pool's), and
+    ``judge`` decides it (``accepted``) on the state it was drawn in; ``work``: the rows it
+    passes over."""
+    scan_uniforms, work, future, accepted = None, 0, None, None
+
+    def ready(self):
+        """Whether its pass is done."""
+        return self.future is None or self.future.done()
+
+
+class _Split(_Proposal):
+    """A split of component ``source``, row k and the others on its side moving to label
+    ``target``."""
+    kind = "split"
+
+    def __init__(self, i, k, source, target, others, uniforms, log_u, n_choices, size):
+        self.i, self.k, self.source, self.target = i, k, source, target
+        self.others, self.uniforms, self.log_u = others, uniforms, log_u
+        self.n_choices, self.size = n_choices, size
+
+    def pass_over(self, move):
+        self.side = np.empty(self.others.size, dtype=np.int8)
+        self.log_q, self.marginals = move.sequential_pass(self.i, self.k, self.others,
+                                                          self.side, False, self.uniforms)
+        if self.scan_uniforms is not None:
+            self.log_q, self.marginals = move.scan_pass(self.i, self.k, self.others, self.side,
+                                                        None, self.scan_uniforms)
+
+    def judge(self, move, blocks, alpha):
+        self.moved = np.concatenate([[self.k], self.others[self.side == 1]])
+        n_moved = self.moved.size
+        log_ratio = (self.marginals.sum() - move.screen.log_marginal(self.source)
+                     + log_labelled_prior_change(blocks.occupancy, blocks.rows_from, alpha,
+                                                 self.source, self.target, n_moved)
+                     - self.log_q + math.log(self.n_choices)
+                     + log_split_pair_ratio(move.n_rows, blocks.splittable - 1,
+                                            self.size - n_moved, n_moved, SPLIT_SHARE))
+        self.accepted = self.log_u < log_ratio
+
+
+class _Merge(_Proposal):
+    """A merge of component ``source`` (row k's) into ``target`` (row i's); ``log_ratio``, its
+    acceptance's log without q (the screen's), ``side`` the sides its reverse split must
+    recreate."""
+    kind = "merge"
+
+    def __init__(self, i, k, source, target, others, side, uniforms, log_u, log_ratio):
+        self.i, self.k, self.source, self.target = i, k, source, target
+        self.others, self.side, self.uniforms = others, side, uniforms
+        self.log_u, self.log_ratio = log_u, log_ratio
+
+    def pass_over(self, move):
         # log q only falls: the pass stops once the merge is rejected whatever its rest
-        stop_below = log_u - log_ratio - _DECISION_MARGIN
-        if scanned:
-            launch = np.empty(others.size, dtype=np.int8)
-            self._allocation(i, k, others, launch, False, rng)
-            log_ratio += self._scanned(i, k, others, launch, side, rng, stop_below)[0]
+        stop_below = self.log_u - self.log_ratio - _DECISION_MARGIN
+        if self.scan_uniforms is not None:
+            launch = np.empty(self.others.size, dtype=np.int8)
+            move.sequential_pass(self.i, self.k, self.others, launch, False, self.uniforms)
+            self.log_q = move.scan_pass(self.i, self.k, self.others, launch, self.side,
+                                        self.scan_uniforms, stop_below)[0]
         else:
-            log_ratio += self._allocation(i, k, others, side, True, rng, stop_below)[0]
-        return self._decide(z, blocks, log_u, log_ratio, blocks.rows[e], c, e, "merge",
-                            members.size * (1 + self.scans * scanned))
+            self.log_q = move.sequential_pass(self.i, self.k, self.others, self.side, True,
+                                              self.uniforms, stop_below)[0]
 
-    def _decide(self, z, blocks, log_u, log_ratio, moved, target, source, kind, work):
-        """Accept the proposal to move the rows ``moved`` from label ``source`` to ``target``
-        if ``log_u`` < ``log_ratio``, updating z, the blocks and the screen's components;
-        returns (``kind`` if accepted else None, ``work``)."""
-        if not log_u < log_ratio:
-            return None, work
-        blocks.move(z, np.sort(moved), target, source)
-        for label in (target, source):
-            if label in blocks.rows:
-                self.screen.set(label, blocks.rows[label])
-            else:
-                self.screen.drop(label)
-        return kind, work
+    def judge(self, move, blocks, alpha):
+        self.moved = blocks.rows[self.source]
+        self.accepted = self.log_u < self.log_ratio + self.log_q

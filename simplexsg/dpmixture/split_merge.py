@@ -357,7 +357,8 @@ class _Proposal:
     """A proposal whose draws are made (``SplitMerge._draw``): ``pass_over`` makes its pass
     over the rows (the kernels, on any thread; ``future``, where it runs on a pool's), and
     ``judge`` decides it (``accepted``) on the state it was drawn in; ``work``: the rows it
-    passes over."""
+    passes over; with a pool, ``generator_state`` and ``tally``: where the generator and the
+    tally were after its draws."""
     scan_uniforms, work, future, accepted = None, 0, None, None
 
     def ready(self):

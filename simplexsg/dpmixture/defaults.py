@@ -45,16 +45,29 @@ MONITOR_ROWS = 1000
 #: for the exact sampler, whose own moves go on from there (no more proposals than pilot rows:
 #: on a handful of rows 50 would cost a second for nothing).
 PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
-#: Iterations of the pilot chain for SCIR and SGRLD, with the exact sampler's "auto"
+#: Sweeps of the pilot chain for SCIR and SGRLD at most, with the exact sampler's "auto"
 #: split-merge proposals: their chains keep the pilot's clusters, so the pilot must find the
 #: small ones ("The DP mixture at scale" in docs/benchmarks/dp.rst).
-MINIBATCH_PILOT_ITER = 100
+MINIBATCH_PILOT_ITER = 200
+#: That pilot stops once its sweeps have done this much work, in visits: an allocation visits
+#: each stored count of a row once per component the row can join (expected over its slice),
+#: and each row a split-merge pass goes over counts as PASS_ROW_VISITS, whatever its length
+#: (what a row of a pass costs against a visit on rows of a few words; longer rows' pilots get
+#: more time). Its sweeps' cost differs a hundredfold between sources, so a bound in sweeps is
+#: either too short or too dear ("The pilot's length on short rows" in docs/benchmarks/dp.rst).
+MINIBATCH_PILOT_WORK, PASS_ROW_VISITS = 6e10, 128
 #: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
 #: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row
 #: gain less than PILOT_TOL of the score, before its sweeps are done: the exact sampler's
-#: "auto" rule, since the pilot is that sampler; most pilots settle in 35 to 60 sweeps ("SCIR's
-#: length and the pilot's" in docs/benchmarks/dp.rst).
+#: "auto" rule, since the pilot is that sampler ("SCIR's length and the pilot's" in
+#: docs/benchmarks/dp.rst).
 PILOT_TOL, PILOT_PATIENCE = AUTO_TOL["gibbs"], 3
+#: A minibatch sampler's pilot stops on that plateau only once its occupied components have
+#: also moved by at most PILOT_CLUSTERS_TOL of their number over the last
+#: PILOT_CLUSTERS_CHECKS checks: on short rows the pilot goes on finding clusters long after
+#: its score has settled, by a few a check, within the count's noise over fewer checks ("The
+#: pilot's length on short rows" in docs/benchmarks/dp.rst).
+PILOT_CLUSTERS_TOL, PILOT_CLUSTERS_CHECKS = 0.05, 6
 #: Of a ``max_time`` budget, the share the pilot chain may spend: it stops after the sweep that
 #: passes it, leaving the chain the rest.
 PILOT_TIME_SHARE = 0.5
@@ -110,11 +123,12 @@ def pilot_bounds(sampler):
 
 
 def pilot_chain(sampler, n_rows):
-    """(sweeps, split-merge proposals per sweep) of the pilot chain on ``n_rows`` rows for the
-    chain of ``sampler``."""
+    """(sweeps at most, split-merge proposals per sweep, work at most) of the pilot chain on
+    ``n_rows`` rows for the chain of ``sampler``; work None: no bound, and the pilot stops on
+    its score's plateau alone (``init.run_pilot``)."""
     if sampler == "gibbs":
-        return PILOT_ITER, min(PILOT_SPLIT_MERGE, n_rows)
-    return MINIBATCH_PILOT_ITER, "auto"
+        return PILOT_ITER, min(PILOT_SPLIT_MERGE, n_rows), None
+    return MINIBATCH_PILOT_ITER, "auto", MINIBATCH_PILOT_WORK
 
 
 def resolve_split_merge(value):

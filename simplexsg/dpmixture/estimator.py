@@ -45,13 +45,17 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         How a new chain starts (``simplexsg.dpmixture.init``). "pilot": the exact sampler with
         split-merge moves on ``init_rows`` random rows finds the clusters whose components,
         sticks and alpha start the chain: for "gibbs" ``PILOT_ITER`` (100) iterations of
-        ``PILOT_SPLIT_MERGE`` (50) proposals, at most one per row; for "scir" and "sgrld",
-        whose chains add no cluster, ``MINIBATCH_PILOT_ITER`` (100) iterations of
-        ``split_merge="auto"`` proposals; either fewer once its own check, whatever ``tol``,
-        finds its score settled (``PILOT_TOL``, 5e-4, the rule "gibbs" stops by). Every row is
-        then allocated to them ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on a subset
-        that found fewer than ``initial_components`` clusters starts SCIR from copies of
-        each, that many in all.
+        ``PILOT_SPLIT_MERGE`` (50) proposals, at most one per row, fewer once its own check,
+        whatever ``tol``, finds its score settled (``PILOT_TOL``, 5e-4, the rule "gibbs" stops
+        by); for "scir" and "sgrld", whose chains add no cluster, ``MINIBATCH_PILOT_ITER``
+        (200) iterations of ``split_merge="auto"`` proposals, fewer once that check finds
+        its score settled and its occupied components too (by at most 5% over its last 6
+        checks), or once their work reaches ``MINIBATCH_PILOT_WORK`` (6e10 visits of a
+        stored count to a component: a measure of its time that the seed alone decides, not
+        the machine).
+        Every row is then allocated to them ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on
+        a subset that found fewer than ``initial_components`` clusters starts SCIR from
+        copies of each, that many in all.
         "random": ``initial_components`` components from the base measure, rows allocated
         uniformly. Either way the chain targets the same posterior.
     init_rows : int or None, default None

@@ -23,11 +23,13 @@ from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
 from ..stopping import Plateau
-from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PILOT_PATIENCE, PILOT_TIME_SHARE,
-                       PILOT_TOL, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain)
-from .local import LocalExecutor
-from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate, iterate,
-                            log_predictive, new_state, summary)
+from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS,
+                       PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_PATIENCE,
+                       PILOT_TIME_SHARE, PILOT_TOL, SHUFFLE_BATCHES, Stream, pilot_bounds,
+                       pilot_chain)
+from .local import LocalExecutor, kernel_layout
+from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
+                            allocation_visits, iterate, log_predictive, new_state, summary)
 from .split_merge import SplitMerge
 
 
@@ -121,33 +123,53 @@ def run_pilot(X, params, seed):
     proposals of ``pilot_chain`` for the chain of ``params.sampler``, from a random start, its
     draws derived from ``seed``. It stops before its sweeps are done on a plateau of its own
     check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
-    ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps), and, with ``max_time``, after the
-    sweep that spends PILOT_TIME_SHARE of it. Returns its last state and that state's
-    ``Summary``."""
+    ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with a bound on its work (that of
+    ``pilot_chain``), only once its occupied components have also settled (``settled``), and
+    once its work reaches the bound (in visits: each sweep's ``allocation_visits`` from the
+    state it starts at, and PASS_ROW_VISITS per row its moves' passes went over);
+    with ``max_time``, after the sweep that spends PILOT_TIME_SHARE of it. Returns its last
+    state and that state's ``Summary``."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
     n_rows, K = X.shape[0], params.initial_components
     state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
                       _rng(seed, 0))
     z = _rng(seed, 1).integers(K, size=n_rows)
-    sweeps, proposals = pilot_chain(params.sampler, n_rows)
+    sweeps, proposals, max_work = pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
                     proposals)
-    move = SplitMerge(X, params.base, params.restricted_scans)
+    X_kernel = kernel_layout(X)        # converted once, not in every sweep's kernels
+    move = SplitMerge(X_kernel, params.base, params.restricted_scans)
     executor, rows = LocalExecutor(), np.arange(n_rows)
     X_monitor, plateau = X[monitor_rows(n_rows, _rng(seed, 2))], Plateau(PILOT_TOL, PILOT_PATIENCE)
     deadline = (None if params.max_time is None
                 else perf_counter() + PILOT_TIME_SHARE * params.max_time)
+    work, row_entries, occupied = 0.0, np.diff(X.indptr), []
     for t in range(sweeps):
         rng = np.random.default_rng(substream(seed, Stream.STEP, t))
-        state, _ = iterate(state, kernel, executor, executor.take(X, rows), z[rows], n_rows, t,
-                           rng, kept=z, rows=rows, move=move)
+        work += allocation_visits(state.sticks, z, row_entries)
+        state, _ = iterate(state, kernel, executor, X_kernel, z[rows], n_rows, t, rng, kept=z,
+                           rows=rows, move=move)
         if deadline is not None and perf_counter() >= deadline:
             break
-        if (t + 1) % GIBBS_CHECK_SWEEPS == 0 and plateau.update(-np.mean(log_predictive(
-                state.theta, state.sticks, params.base, X_monitor))):
+        if max_work is not None and work + PASS_ROW_VISITS * move.rows_passed >= max_work:
             break
+        if (t + 1) % GIBBS_CHECK_SWEEPS == 0:
+            occupied.append(np.count_nonzero(np.bincount(z)))
+            if plateau.update(-np.mean(log_predictive(
+                    state.theta, state.sticks, params.base, X_monitor))) and (
+                    max_work is None or settled(occupied)):
+                break
     return state, summary(state, z)
+
+
+def settled(occupied):
+    """Whether the occupied components of a pilot's checks (``occupied``, in order) moved by
+    at most PILOT_CLUSTERS_TOL of their number over the last PILOT_CLUSTERS_CHECKS checks."""
+    if len(occupied) <= PILOT_CLUSTERS_CHECKS:
+        return False
+    before = occupied[-1 - PILOT_CLUSTERS_CHECKS]
+    return abs(occupied[-1] - before) <= PILOT_CLUSTERS_TOL * before
 
 
 def over_provision(state, found, X_pilot, copies, base, rng):

@@ -188,6 +188,21 @@ def split_merge(state, kernel, move, z, rng):
                   kernel.n_jobs)
 
 
+def allocation_visits(sticks, z, row_entries):
+    """The visits an allocation sweep of rows with components z (n,) and ``row_entries``
+    stored counts (n,) makes, expected over the slices: a row of component c, its slice u ~
+    U(0, w_c), is compared with the components j of w_j >= u, sum_j min(1, w_j / w_c) of
+    them in expectation, over each of its stored counts (the kernel's work; a measure of
+    cost that the seed alone decides)."""
+    w = np.exp(log_weights(sticks)[0])
+    entries = np.bincount(z, weights=row_entries, minlength=w.size)
+    used = np.flatnonzero(entries)
+    ascending = np.sort(w)
+    below = np.searchsorted(ascending, w[used], side="left")      # the j of w_j < w_c
+    lighter = np.concatenate([[0.0], np.cumsum(ascending)])[below]
+    return float(entries[used] @ (w.size - below + lighter / w[used]))
+
+
 def holding_a_row(sticks, n_total):
     """Indices of the components whose weight is at least ``1 / n_total``: those expected to
     hold a row of a data set of ``n_total`` rows."""

@@ -167,7 +167,10 @@ class SplitMerge:
     (int64, in place) if it is accepted; returns "split", "merge" or None (rejected).
     ``run(z, alpha, rng, n)`` makes n of them, keeping each label's rows, and each component's
     marginal and summed counts (``screen``), until a move changes them, so that a split costs
-    the size of its block and a merge the categories of its two components.
+    the size of its block and a merge the categories of its two components. ``rows_passed``:
+    the rows the passes of every ``run`` so far went over, those of a scanned proposal once per
+    pass, a merge's whole block though its pass may stop sooner (their work, which the seed
+    alone decides).
     """
 
     def __init__(self, X, base, scans=0):
@@ -182,6 +185,7 @@ class SplitMerge:
         self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
         self.screen = ComponentScreen(self.indptr, self.indices, self.data, self.n_features,
                                       self.base, self.rising)
+        self.rows_passed = 0
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0, n_jobs=1):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
@@ -212,6 +216,7 @@ class SplitMerge:
         workers = max(0, n_jobs - 1)
         with ThreadPoolExecutor(workers) if workers else contextlib.nullcontext() as pool:
             self._pipeline(z, alpha, rng, blocks, tally, pool, workers)
+        self.rows_passed += tally.passed
         return tally
 
     def _pipeline(self, z, alpha, rng, blocks, tally, pool, workers):
@@ -285,6 +290,7 @@ class SplitMerge:
             proposal.scan_uniforms = rng.random((self.scans, others.size))
         proposal.work = members.size * (1 + self.scans * scanned)
         tally.done, tally.rows = tally.done + 1, tally.rows + proposal.work
+        tally.passed += proposal.work
         return proposal
 
     def _settle(self, proposal, z, blocks, tally):
@@ -335,12 +341,14 @@ class SplitMerge:
 @dataclasses.dataclass
 class _Tally:
     """What ``SplitMerge.run`` has done: its budget (``n_proposals``, ``row_budget``), the
-    proposals made (``done``) and the rows their blocks held (``rows``), the moves accepted
-    and the kind of the last one."""
+    proposals made (``done``) and the rows their blocks held (``rows``), the rows of those
+    that the screen passed on to a pass (``passed``), the moves accepted and the kind of the
+    last one."""
     n_proposals: int
     row_budget: float
     done: int = 0
     rows: float = 0.0
+    passed: int = 0
     accepted: int = 0
     accepted_kind: str = None
 

@@ -416,8 +416,10 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, monk
     move = SplitMerge(X, BETA6, scans)
     z_one, z_two = np.zeros(200, dtype=np.int64), np.zeros(200, dtype=np.int64)
     accepted = move.run(z_one, 1.0, np.random.default_rng(3), 2000, n_jobs=1)
+    passed = move.rows_passed
     assert move.run(z_two, 1.0, np.random.default_rng(3), 2000, n_jobs=n_jobs) == accepted > 50
     np.testing.assert_array_equal(z_one, z_two)
+    assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
     assert len(dropped) > 5 and sum(dropped) > 5, dropped
 
 
@@ -436,3 +438,21 @@ def test_a_matrix_in_the_kernels_layout_is_shared_and_moves_the_same():
     accepted = SplitMerge(X, BETA6).run(z_int, 1.0, np.random.default_rng(3), 1000)
     assert move.run(z_kernel, 1.0, np.random.default_rng(3), 1000) == accepted > 20
     np.testing.assert_array_equal(z_int, z_kernel)
+
+
+def test_rows_passed_counts_the_blocks_of_the_proposals_that_reach_a_pass(monkeypatch):
+    """``rows_passed`` adds up the blocks (both anchors and the others) of the proposals the
+    screen passes on, one pass each without scans, over successive runs."""
+    blocks = []
+    sequential_pass = SplitMerge.sequential_pass
+
+    def recorded(self, i, k, others, *args, **kwargs):
+        blocks.append(others.size + 2)
+        return sequential_pass(self, i, k, others, *args, **kwargs)
+
+    monkeypatch.setattr(SplitMerge, "sequential_pass", recorded)
+    X = np.random.default_rng(2).poisson(0.5, size=(120, 8))
+    move, z = SplitMerge(X, BETA6), np.zeros(120, dtype=np.int64)
+    for seed in range(3):
+        move.run(z, 1.0, np.random.default_rng(seed), 300)
+    assert move.rows_passed == sum(blocks) > 0

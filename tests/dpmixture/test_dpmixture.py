@@ -450,9 +450,9 @@ def test_the_pilot_chain_runs_the_samplers_sweeps_and_moves(sampler, mixture, mo
 
 @pytest.mark.parametrize("tol, sweeps", [(-1.0, 40), (0.0, None), (0.99, 20)])
 def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeypatch):
-    """The pilot scores its monitor rows every GIBBS_CHECK_SWEEPS sweeps and stops once
-    PILOT_PATIENCE scores in a row miss PILOT_TOL: a tolerance no score misses runs every
-    sweep; one every score after the first misses stops after 1 + PILOT_PATIENCE checks;
+    """The exact sampler's pilot scores its monitor rows every GIBBS_CHECK_SWEEPS sweeps and
+    stops once PILOT_PATIENCE scores in a row miss PILOT_TOL: a tolerance no score misses runs
+    every sweep; one every score after the first misses stops after 1 + PILOT_PATIENCE checks;
     with tol 0 (any gain counts) it stops at the first PILOT_PATIENCE misses in a row. The
     state it stops at is the one the fit starts from."""
     from simplexsg.dpmixture import init
@@ -465,11 +465,11 @@ def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeyp
 
     monkeypatch.setattr(init, "log_predictive", scored)
     monkeypatch.setattr(init, "PILOT_TOL", tol)
-    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 40)
+    monkeypatch.setattr(defaults, "PILOT_ITER", 40)
     X = mixture[0][:1500]
     found = []
     monkeypatch.setattr(init, "run_pilot", lambda *a: found.append(run(*a)) or found[-1])
-    DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(X)
+    DPMixture("gibbs", max_iter=1, random_state=0).fit(X)
     assert {rows for rows, _, _ in scores} == {defaults.MONITOR_ROWS}   # of 1,500 rows
     checks = len(scores)
     if sweeps is not None:
@@ -483,6 +483,100 @@ def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeyp
         assert not any(misses[i:i + patience] == [True] * patience
                        for i in range(len(misses) - patience))
     assert found[-1][0].theta.shape[0] == scores[-1][1]
+
+
+@pytest.mark.parametrize("budget", [0.0, 0.5, np.inf])
+def test_a_minibatch_samplers_pilot_stops_once_its_work_is_done(budget, mixture, monkeypatch):
+    """SCIR's pilot adds each sweep's ``allocation_visits`` (from the state the sweep starts
+    at) and PASS_ROW_VISITS per row its moves' passes went over, and stops after
+    the sweep that brings the sum to MINIBATCH_PILOT_WORK (here ``budget`` times the work of
+    all its sweeps; no plateau: PILOT_TOL -1)."""
+    from simplexsg.dpmixture import init, split_merge
+    X = mixture[0][:600]
+    visits, moves, visited = [], [], init.allocation_visits
+    monkeypatch.setattr(init, "allocation_visits",
+                        lambda *a: visits.append(visited(*a)) or visits[-1])
+    made = split_merge.SplitMerge.__init__
+    monkeypatch.setattr(split_merge.SplitMerge, "__init__",
+                        lambda self, *a, **k: (moves.append(self), made(self, *a, **k))[1])
+    monkeypatch.setattr(init, "PILOT_TOL", -1.0)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 30)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_WORK", np.inf)
+    DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(X)
+    assert len(visits) == 30
+    passed = moves[0].rows_passed
+    assert passed > 0
+    total = sum(visits) + defaults.PASS_ROW_VISITS * passed
+    visits.clear()
+    first = len(moves)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_WORK", budget * total)
+    DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(X)
+    if budget == 0.0:
+        assert len(visits) == 1
+    elif budget == np.inf:
+        assert len(visits) == 30
+    else:        # each sweep's moves are at least a pass: it stops once past the budget
+        assert 1 < len(visits) < 30
+        passes = defaults.PASS_ROW_VISITS * moves[first].rows_passed
+        assert sum(visits) + passes >= budget * total
+        assert sum(visits[:-1]) < budget * total
+
+
+@pytest.mark.parametrize("sampler", ["scir", "gibbs"])
+def test_a_minibatch_samplers_pilot_waits_for_its_clusters_to_settle(sampler, mixture,
+                                                                     monkeypatch):
+    """With a plateau from the fourth check on (PILOT_TOL 0.99), the exact sampler's pilot
+    stops there; SCIR's stops at the first check from there on where ``settled`` holds for
+    the occupied components of its checks so far."""
+    from simplexsg.dpmixture import init
+    occupied, settled = [], init.settled
+    monkeypatch.setattr(init, "settled", lambda counts: (occupied.append(list(counts)),
+                                                         settled(counts))[1])
+    checks, log_predictive = [], init.log_predictive
+    monkeypatch.setattr(init, "log_predictive",
+                        lambda *a: (checks.append(1), log_predictive(*a))[1])
+    monkeypatch.setattr(init, "PILOT_TOL", 0.99)
+    monkeypatch.setattr(init, "PILOT_CLUSTERS_TOL", 0.0)      # settled: no change at all
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 60)
+    monkeypatch.setattr(defaults, "PILOT_ITER", 60)
+    DPMixture(sampler, max_iter=1, batch_size=100, random_state=0).fit(mixture[0][:600])
+    if sampler == "gibbs":
+        assert len(checks) == 1 + defaults.PILOT_PATIENCE and not occupied
+        return
+    assert [len(counts) for counts in occupied] == list(range(4, len(checks) + 1))
+    assert len(checks) > defaults.PILOT_CLUSTERS_CHECKS + 1   # no earlier than that allows
+    assert [settled(counts) for counts in occupied] == [False] * (len(occupied) - 1) + [
+        len(checks) < 12]
+    assert len(checks) > 4       # the clusters of this pilot still move at its fourth check
+
+
+def test_settled_compares_the_occupied_components_some_checks_apart(monkeypatch):
+    """``settled``: |last - the one PILOT_CLUSTERS_CHECKS checks before| <= PILOT_CLUSTERS_TOL
+    x that one; False until there are PILOT_CLUSTERS_CHECKS + 1 checks."""
+    from simplexsg.dpmixture import init
+    monkeypatch.setattr(init, "PILOT_CLUSTERS_CHECKS", 2)
+    monkeypatch.setattr(init, "PILOT_CLUSTERS_TOL", 0.1)
+    assert not init.settled([100, 100])
+    assert init.settled([100, 300, 110]) and init.settled([100, 0, 90])
+    assert not init.settled([100, 100, 111]) and not init.settled([5, 100, 100, 89])
+
+
+def test_allocation_visits_are_the_kernels_candidates_times_counts_in_expectation():
+    """``allocation_visits``: each row's stored counts times the components whose weight
+    reaches its slice u ~ U(0, w_z), in expectation; against the mean over 4,000 draws of
+    the slices (tolerance 5 standard errors)."""
+    rng = np.random.default_rng(4)
+    sticks = slice_sampler.prior_sticks(30, 3.0, rng)
+    log_w = slice_sampler.log_weights(sticks)[0]
+    z = rng.choice(30, size=200, p=np.exp(log_w) / np.exp(log_w).sum())
+    entries = rng.integers(1, 9, size=200)
+    draws = np.empty(4000)
+    for d in range(draws.size):
+        log_u = log_w[z] + np.log1p(-rng.random(z.size))
+        draws[d] = entries @ (log_w[None, :] >= log_u[:, None]).sum(axis=1)
+    expected = slice_sampler.allocation_visits(sticks, z, entries)
+    assert abs(draws.mean() - expected) <= 5 * draws.std() / np.sqrt(draws.size)
+    assert expected >= entries.sum()             # its own component, at least
 
 
 @pytest.mark.parametrize("streamed", [False, True])

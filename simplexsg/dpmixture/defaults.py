@@ -48,7 +48,7 @@ PILOT_ITER, PILOT_SPLIT_MERGE = 100, 50
 #: Sweeps of the pilot chain for SCIR and SGRLD at most, with the exact sampler's "auto"
 #: split-merge proposals: their chains keep the pilot's clusters, so the pilot must find the
 #: small ones ("The DP mixture at scale" in docs/benchmarks/dp.rst).
-MINIBATCH_PILOT_ITER = 200
+MINIBATCH_PILOT_ITER = 400
 #: That pilot stops once its sweeps have done this much work, in visits: an allocation visits
 #: each stored count of a row once per component the row can join (expected over its slice),
 #: and each row a split-merge pass goes over counts as PASS_ROW_VISITS, whatever its length

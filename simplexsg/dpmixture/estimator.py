@@ -48,7 +48,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ``PILOT_SPLIT_MERGE`` (50) proposals, at most one per row, fewer once its own check,
         whatever ``tol``, finds its score settled (``PILOT_TOL``, 5e-4, the rule "gibbs" stops
         by); for "scir" and "sgrld", whose chains add no cluster, ``MINIBATCH_PILOT_ITER``
-        (200) iterations of ``split_merge="auto"`` proposals, fewer once that check finds
+        (400) iterations of ``split_merge="auto"`` proposals, fewer once that check finds
         its score settled and its occupied components too (by at most 5% over its last 6
         checks), or once their work reaches ``MINIBATCH_PILOT_WORK`` (6e10 visits of a
         stored count to a component: a measure of its time that the seed alone decides, not

@@ -364,10 +364,16 @@ def _drop(pending):
 class _Proposal:
     """A proposal whose draws are made (``SplitMerge._draw``): ``pass_over`` makes its pass
     over the rows (the kernels, on any thread; ``future``, where it runs on a pool's), and
-    ``judge`` decides it (``accepted``) on the state it was drawn in; ``work``: the rows it
-    passes over; with a pool, ``generator_state`` and ``tally``: where the generator and the
-    tally were after its draws."""
+    ``judge`` decides it (``accepted``) on the state it was drawn in. Its pair of rows i and
+    k, the component ``source`` whose rows move to label ``target``, the ``others`` of the
+    block in their random order with their ``uniforms``, and ``log_u`` are common to both
+    kinds; ``work``: the rows it passes over; with a pool, ``generator_state`` and ``tally``:
+    where the generator and the tally were after its draws."""
     scan_uniforms, work, future, accepted = None, 0, None, None
+
+    def __init__(self, i, k, source, target, others, uniforms, log_u):
+        self.i, self.k, self.source, self.target = i, k, source, target
+        self.others, self.uniforms, self.log_u = others, uniforms, log_u
 
     def ready(self):
         """Whether its pass is done."""
@@ -380,8 +386,7 @@ class _Split(_Proposal):
     kind = "split"
 
     def __init__(self, i, k, source, target, others, uniforms, log_u, n_choices, size):
-        self.i, self.k, self.source, self.target = i, k, source, target
-        self.others, self.uniforms, self.log_u = others, uniforms, log_u
+        super().__init__(i, k, source, target, others, uniforms, log_u)
         self.n_choices, self.size = n_choices, size
 
     def pass_over(self, move):
@@ -411,9 +416,8 @@ class _Merge(_Proposal):
     kind = "merge"
 
     def __init__(self, i, k, source, target, others, side, uniforms, log_u, log_ratio):
-        self.i, self.k, self.source, self.target = i, k, source, target
-        self.others, self.side, self.uniforms = others, side, uniforms
-        self.log_u, self.log_ratio = log_u, log_ratio
+        super().__init__(i, k, source, target, others, uniforms, log_u)
+        self.side, self.log_ratio = side, log_ratio
 
     def pass_over(self, move):
         # log q only falls: the pass stops once the merge is rejected whatever its rest

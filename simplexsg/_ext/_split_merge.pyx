@@ -48,27 +48,34 @@ cdef bint _reach(_Rising* table, Py_ssize_t c) noexcept nogil:
     return True
 
 
-cdef double _log_predictive(const int64_t[::1] indptr, const int64_t[::1] indices,
-                            const double[::1] data, Py_ssize_t i, const double* counts,
-                            _Rising* rising, double log_norm, double log_norm_after) noexcept nogil:
-    """log p(x_i | the rows already in a block) under Dirichlet(base) components, without the
-    multinomial coefficient, from the block's summed counts ``counts`` (d,): each category's
-    rising factorial (from ``rising``, offset base) less the total's, ``log_norm_after -
-    log_norm`` = lgamma(total + x_i's total + d base) - lgamma(total + d base). NaN if the
-    table cannot grow."""
-    cdef Py_ssize_t p, before, after
-    cdef double result = log_norm - log_norm_after
+cdef bint _log_predictives(const int64_t[::1] indptr, const int64_t[::1] indices,
+                           const double[::1] data, Py_ssize_t i, const double* counts0,
+                           const double* counts1, _Rising* rising, const double* log_norm,
+                           const double* log_norm_after, double* predictive) noexcept nogil:
+    """``predictive[s]`` = log p(x_i | the rows already in block s), s = 0, 1, under
+    Dirichlet(base) components, without the multinomial coefficient, from the blocks' summed
+    counts ``counts0`` and ``counts1`` (d,): each category's rising factorial (from
+    ``rising``, offset base) less the total's, ``log_norm_after[s] - log_norm[s]`` =
+    lgamma(total + x_i's total + d base) - lgamma(total + d base). The two sides' sums run in
+    one loop over the row, each in the row's order: two independent chains of additions,
+    not one after the other. False if the table cannot grow."""
+    cdef Py_ssize_t p, c, x, before0, after0, before1, after1
+    cdef double result0 = log_norm[0] - log_norm_after[0]
+    cdef double result1 = log_norm[1] - log_norm_after[1]
     cdef const double* values = rising.values       # in registers, not reread from *rising
     cdef Py_ssize_t size = rising.size
     for p in range(indptr[i], indptr[i + 1]):
-        before = <Py_ssize_t> counts[indices[p]]
-        after = before + <Py_ssize_t> data[p]
-        if after >= size:
-            if not _reach(rising, after):
-                return NAN
+        c, x = indices[p], <Py_ssize_t> data[p]
+        before0, before1 = <Py_ssize_t> counts0[c], <Py_ssize_t> counts1[c]
+        after0, after1 = before0 + x, before1 + x
+        if after0 >= size or after1 >= size:
+            if not _reach(rising, max(after0, after1)):
+                return False
             values, size = rising.values, rising.size
-        result = result + values[after] - values[before]
-    return result
+        result0 = result0 + values[after0] - values[before0]
+        result1 = result1 + values[after1] - values[before1]
+    predictive[0], predictive[1] = result0, result1
+    return True
 
 
 cdef double _row_total(const int64_t[::1] indptr, const double[::1] data,
@@ -151,6 +158,8 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double log_norm[2]             # lgamma(total + d base) of each side
     cdef double log_norm_after[2]       # the same with the row joined
     cdef double predictive[2]
+    cdef double empty[2]                # an anchor's lgamma(d base) and with it joined
+    cdef double joined[2]
     cdef double row_total, difference, log_q = 0.0, dim_base = n_features * base
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
@@ -162,12 +171,15 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     sizes[0] = sizes[1] = 1.0
     log_sizes[0] = log_sizes[1] = 0.0
     with nogil:
-        for s in range(2):
+        for s in range(2):          # each anchor's predictive given no rows (side 0's)
             r = anchor1 if s else anchor0
             totals[s] = _row_total(indptr, data, r)
             log_norm[s] = lgamma(totals[s] + dim_base)
-            marginals[s] = _log_predictive(indptr, indices, data, r, counts, &rising,
-                                           lgamma(dim_base), log_norm[s])
+            empty[0] = empty[1] = lgamma(dim_base)
+            joined[0] = joined[1] = log_norm[s]
+            marginals[s] = (predictive[0] if _log_predictives(
+                indptr, indices, data, r, counts, counts, &rising, empty, joined, predictive)
+                else NAN)
         _add_row(indptr, indices, data, anchor0, counts)
         _add_row(indptr, indices, data, anchor1, counts + n_features)
         for r in range(n):
@@ -175,10 +187,9 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
             row_total = _row_total(indptr, data, rows[r])
             for s in range(2):
                 log_norm_after[s] = lgamma(totals[s] + row_total + dim_base)
-                predictive[s] = _log_predictive(indptr, indices, data, rows[r],
-                                                counts + s * n_features, &rising, log_norm[s],
-                                                log_norm_after[s])
-            if isnan(predictive[0]) or isnan(predictive[1]):
+            if not _log_predictives(indptr, indices, data, rows[r], counts,
+                                    counts + n_features, &rising, log_norm, log_norm_after,
+                                    predictive):
                 out_of_memory = True
                 break
             difference = log_sizes[0] + predictive[0] - log_sizes[1] - predictive[1]
@@ -272,11 +283,9 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
                 log_norm_after[s] = log_norm[s]
                 log_norm[s] = lgamma(totals[s] + dim_base)
                 log_norm_after[1 - s] = lgamma(totals[1 - s] + row_total + dim_base)
-                for s in range(2):
-                    predictive[s] = _log_predictive(
-                        indptr, indices, data, row, counts + s * n_features, &rising,
-                        log_norm[s], log_norm_after[s])
-                if isnan(predictive[0]) or isnan(predictive[1]):
+                if not _log_predictives(indptr, indices, data, row, counts,
+                                        counts + n_features, &rising, log_norm,
+                                        log_norm_after, predictive):
                     out_of_memory = True
                     break
                 difference = log(sizes[0]) + predictive[0] - log(sizes[1]) - predictive[1]

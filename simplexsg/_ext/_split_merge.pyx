@@ -6,6 +6,8 @@ time, by the Dirichlet-multinomial predictive, returning each side's log margina
 scores a block from its summed counts and ``merged_log_marginal_gain`` the merge of two blocks;
 ``summed_rows`` sums a block's rows.
 """
+import numpy as np
+
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, NAN, exp, fabs, isnan, lgamma, log, log1p
 from libc.stdint cimport int64_t, uint64_t
@@ -18,6 +20,9 @@ cdef extern from *:
     #define SIMPLEXSG_PREFETCH(p) __builtin_prefetch((const void*) (p))
     """
     void SIMPLEXSG_PREFETCH(const void* p) noexcept nogil
+
+_EMPTY = np.empty(0)                    # no table: every value from libm
+
 
 cdef enum:
     # rows ahead of the one a split-merge pass is at whose place in indptr, and then whose
@@ -87,6 +92,36 @@ cdef double _row_total(const int64_t[::1] indptr, const double[::1] data,
     return total
 
 
+def pass_tables(double dim_base, Py_ssize_t n_totals, Py_ssize_t n_sizes):
+    """The tables a pass reads instead of calling libm once per row: (``lgamma(t + dim_base)``
+    for t in [0, n_totals), ``log(k)`` for k in [0, n_sizes)), computed by the same calls, so
+    a pass gives the same values with or without them (``log(0)`` = -inf is never read)."""
+    log_norms, log_sizes = np.empty(max(n_totals, 0)), np.empty(max(n_sizes, 0))
+    cdef double[::1] norms = log_norms, sizes = log_sizes
+    cdef Py_ssize_t k
+    with nogil:
+        for k in range(norms.shape[0]):
+            norms[k] = lgamma(k + dim_base)
+        for k in range(sizes.shape[0]):
+            sizes[k] = log(<double> k)
+    return log_norms, log_sizes
+
+
+cdef inline double _log_norm(const double[::1] table, double total, double dim_base) noexcept nogil:
+    """lgamma(total + dim_base) of an integer ``total``, from ``table`` (``pass_tables``) where
+    it holds it."""
+    if total < table.shape[0]:
+        return table[<Py_ssize_t> total]
+    return lgamma(total + dim_base)
+
+
+cdef inline double _log_size(const double[::1] table, double size) noexcept nogil:
+    """log(size) of an integer ``size`` >= 1, from ``table`` where it holds it."""
+    if size < table.shape[0]:
+        return table[<Py_ssize_t> size]
+    return log(size)
+
+
 cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
                    Py_ssize_t i, double* counts) noexcept nogil:
     cdef Py_ssize_t p
@@ -128,7 +163,7 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
                           Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
                           signed char[::1] side, bint forced, double base,
-                          double[::1] marginals, double stop_below=-INFINITY):
+                          double[::1] marginals, double stop_below=-INFINITY, tables=None):
     """Sequentially allocated split of a block (Dahl 2003): returns log q, the log probability
     of the sides.
 
@@ -145,7 +180,9 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
 
     ``stop_below`` (``forced`` only): log q only falls as rows join, so the pass ends as soon as
     it is below this and returns the value reached, with ``marginals`` partial: a merge
-    rejected whatever the rest of q is costs the rows it took to show it. ValueError if
+    rejected whatever the rest of q is costs the rows it took to show it. ``tables``
+    (``pass_tables(n_features * base, ...)``, or None): the lgamma and log calls of a row read
+    from tables, the same values, a cheaper pass on short rows. ValueError if
     ``uniform`` or ``side`` do not match ``rows``.
     """
     cdef Py_ssize_t r, s, n = rows.shape[0]
@@ -164,6 +201,8 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
     cdef bint out_of_memory = False
+    cdef const double[::1] norm_table = _EMPTY if tables is None else tables[0]
+    cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     if counts == NULL or rising.values == NULL:
         free(counts)
         free(rising.values)
@@ -186,7 +225,7 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
             _prefetch_ahead(indptr, indices, data, rows, r)
             row_total = _row_total(indptr, data, rows[r])
             for s in range(2):
-                log_norm_after[s] = lgamma(totals[s] + row_total + dim_base)
+                log_norm_after[s] = _log_norm(norm_table, totals[s] + row_total, dim_base)
             if not _log_predictives(indptr, indices, data, rows[r], counts,
                                     counts + n_features, &rising, log_norm, log_norm_after,
                                     predictive):
@@ -197,7 +236,7 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
             s = side[r]
             marginals[s] += predictive[s]
             sizes[s] += 1.0
-            log_sizes[s] = log(sizes[s])
+            log_sizes[s] = _log_size(size_table, sizes[s])
             totals[s] += row_total
             log_norm[s] = log_norm_after[s]
             _add_row(indptr, indices, data, rows[r], counts + s * n_features)
@@ -222,7 +261,8 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
                      const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
                      Py_ssize_t anchor1, const int64_t[::1] rows, const double[:, ::1] uniform,
                      signed char[::1] side, const signed char[::1] target, bint forced,
-                     double base, double[::1] marginals, double stop_below=-INFINITY):
+                     double base, double[::1] marginals, double stop_below=-INFINITY,
+                     tables=None):
     """Restricted Gibbs scans of a split (Jain & Neal 2004): returns log q, the log
     probability of the last scan's outcome given the state before it.
 
@@ -235,8 +275,8 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     probability of a given split from the launch state, for the reverse of a merge), and the
     scan ends as soon as log q is below ``stop_below``. ``side`` receives the final sides;
     ``marginals`` (2,) each side's log Dirichlet-multinomial marginal without the multinomial
-    coefficient (NaN after an early end). ValueError if ``side``, ``uniform``'s rows or a
-    forced ``target`` do not match ``rows``.
+    coefficient (NaN after an early end). ``tables``: as in ``sequential_allocation``.
+    ValueError if ``side``, ``uniform``'s rows or a forced ``target`` do not match ``rows``.
     """
     cdef Py_ssize_t r, s, t, row, c, n = rows.shape[0], n_scans = uniform.shape[0]
     if side.shape[0] != n or uniform.shape[1] != n or forced and target.shape[0] != n:
@@ -251,6 +291,8 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
     cdef bint out_of_memory = False, stopped = False, last
+    cdef const double[::1] norm_table = _EMPTY if tables is None else tables[0]
+    cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef signed char chosen
     if counts == NULL or rising.values == NULL:
         free(counts)
@@ -281,14 +323,16 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
                 totals[s] -= row_total
                 # the row's side had its total with the row: one lgamma a side, not two
                 log_norm_after[s] = log_norm[s]
-                log_norm[s] = lgamma(totals[s] + dim_base)
-                log_norm_after[1 - s] = lgamma(totals[1 - s] + row_total + dim_base)
+                log_norm[s] = _log_norm(norm_table, totals[s], dim_base)
+                log_norm_after[1 - s] = _log_norm(norm_table, totals[1 - s] + row_total,
+                                                  dim_base)
                 if not _log_predictives(indptr, indices, data, row, counts,
                                         counts + n_features, &rising, log_norm,
                                         log_norm_after, predictive):
                     out_of_memory = True
                     break
-                difference = log(sizes[0]) + predictive[0] - log(sizes[1]) - predictive[1]
+                difference = (_log_size(size_table, sizes[0]) + predictive[0]
+                              - _log_size(size_table, sizes[1]) - predictive[1])
                 chosen = target[r] if last and forced else 0      # else drawn
                 updated = _side(log_q, difference, uniform[t, r], not (last and forced), &chosen)
                 if last:

@@ -65,7 +65,8 @@ import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 
 from .._ext._split_merge import (ComponentScreen, log_labelled_prior_change,
-                                 log_split_pair_ratio, restricted_scans, sequential_allocation)
+                                 log_split_pair_ratio, pass_tables, restricted_scans,
+                                 sequential_allocation)
 
 __all__ = ["SplitMerge", "log_labelled_prior", "log_labelled_prior_change", "rising_factorials",
            "rows_from_label"]
@@ -80,6 +81,9 @@ SCANNED_SHARE = 0.5
 #: Counts of a category up to which a merge reads its rising factorial from a table (8 MB at
 #: most; ``lgamma`` above).
 RISING_TABLE = 1 << 20
+#: Entries of each table of a pass's lgamma and log calls (``pass_tables``; 8 MB at most): a
+#: block's totals up to a million counts, its sizes up to a million rows; libm above.
+PASS_TABLE = 1 << 20
 #: Rows of a proposal's block from which, with ``n_jobs`` > 1, its pass runs beside the
 #: proposals after it (``SplitMerge.run``): about a millisecond's pass, well above a thread
 #: hand-off's cost.
@@ -185,6 +189,9 @@ class SplitMerge:
         self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
         self.screen = ComponentScreen(self.indptr, self.indices, self.data, self.n_features,
                                       self.base, self.rising)
+        self.tables = pass_tables(
+            self.n_features * self.base, min(int(self.data.sum()) + 1, PASS_TABLE),
+            min(self.n_rows + 2, PASS_TABLE))
         self.rows_passed = 0
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0, n_jobs=1):
@@ -322,7 +329,7 @@ class SplitMerge:
         marginals = np.empty(2)
         log_q = sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i,
                                       k, others, uniforms, side, forced, self.base, marginals,
-                                      stop_below)
+                                      stop_below, self.tables)
         return log_q, marginals
 
     def scan_pass(self, i, k, others, launch, target, uniforms, stop_below=-np.inf):
@@ -334,7 +341,7 @@ class SplitMerge:
         forced = target is not None
         log_q = restricted_scans(self.indptr, self.indices, self.data, self.n_features, i, k,
                                  others, uniforms, launch, target if forced else launch, forced,
-                                 self.base, marginals, stop_below)
+                                 self.base, marginals, stop_below, self.tables)
         return log_q, marginals
 
 

@@ -16,7 +16,8 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
-from simplexsg._ext._split_merge import ComponentScreen, restricted_scans, sequential_allocation
+from simplexsg._ext._split_merge import (ComponentScreen, pass_tables, restricted_scans,
+                                         sequential_allocation)
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
@@ -163,6 +164,33 @@ def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
     assert whole < stopped < bound
     with pytest.raises(ValueError, match="entries of rows"):
         sequential_allocation(*args[:7], args[7][1:], *args[8:], np.empty(2))
+
+
+@pytest.mark.parametrize("sizes", [(0, 0), (40, 30), (100_000, 400)])
+def test_passes_with_tables_give_the_values_of_libm_to_the_bit(sizes):
+    """A pass reading ``pass_tables`` (none, tables that end within the block's totals and
+    sizes, tables past them) returns the sides, log q and marginals of the pass without them,
+    to the bit: its lgamma and log calls are the tables' entries. Drawn and forced sequential
+    allocations, and restricted scans."""
+    X = sp.csr_matrix(np.random.default_rng(21).poisson(1.2, size=(300, 12)).astype(np.float64))
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1,
+            np.arange(2, 300, dtype=np.int64))
+    tables = pass_tables(12 * BETA6, *sizes)
+    uniform = np.random.default_rng(22).random(298)
+    results = []
+    for given in (None, tables):
+        side, marginals, forced_marginals = np.empty(298, dtype=np.int8), np.empty(2), np.empty(2)
+        log_q = sequential_allocation(*args, uniform, side, False, BETA6, marginals,
+                                      tables=given)
+        forced = sequential_allocation(*args, uniform, side.copy(), True, BETA6,
+                                       forced_marginals, tables=given)
+        scanned, scan_marginals = side.copy(), np.empty(2)
+        scan_q = restricted_scans(*args, np.random.default_rng(23).random((2, 298)), scanned,
+                                  scanned, False, BETA6, scan_marginals, tables=given)
+        results.append((log_q, forced, scan_q, side.tobytes(), scanned.tobytes(),
+                        *marginals, *forced_marginals, *scan_marginals))
+    assert log_q == forced and 0 < side.sum() < 298        # both sides hold rows
+    assert results[0] == results[1]
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

@@ -88,6 +88,7 @@ def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):
             assert not np.array_equal(ids, np.arange(X.shape[0]))
 
 
+@pytest.mark.slow
 def test_the_default_minibatch_follows_the_corpus_tokens():
     """The default minibatch holds about 60 sqrt(T) of the corpus's T tokens, at most
     BATCH_TOKENS, at most D / 3 documents and at least 50, from the mean length of an

@@ -105,6 +105,7 @@ def test_n_topic_samples_is_checked_and_intervals_need_samples(four_topic_corpus
         model.topic_word_intervals(level=1.5)
 
 
+@pytest.mark.slow
 def test_credible_intervals_cover_the_true_topic_probabilities_at_their_nominal_rate():
     """Scored: each topic's 10 top words (by the posterior mean) in 6 corpora drawn from LDA
     with the fitted priors: 6 x 4 x 10 = 240 (topic, word) pairs. A Bayesian interval covers

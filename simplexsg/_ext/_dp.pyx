@@ -22,6 +22,13 @@ from libc.stdint cimport SIZE_MAX, int64_t
 from libc.stdlib cimport free, malloc
 
 
+cdef enum:
+    # below this exp(x) is 0 in double precision (it is from about -745.13 on), so a
+    # candidate that far below the best is given 0 without calling exp: on rows of hundreds of
+    # words most of them are, and exp's path to an underflow is its slowest
+    UNDERFLOW = -746
+
+
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
                            const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
                            const int64_t[::1] rank, const int64_t[::1] last_label,
@@ -58,8 +65,8 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     if top == -INFINITY:
         return -1
     last = last_label[candidates - 1]
-    for m in range(candidates):
-        loglik[m] = exp(loglik[m] - top)       # 1 for the best
+    for m in range(candidates):                # 1 for the best; exp is 0 below UNDERFLOW
+        loglik[m] = exp(loglik[m] - top) if loglik[m] - top > UNDERFLOW else 0.0
     for j in range(last + 1):
         if rank[j] < candidates:
             total = total + loglik[rank[j]]

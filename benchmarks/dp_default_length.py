@@ -57,9 +57,7 @@ def main():
     parser.add_argument("--rows", type=int, default=100_000, help="training rows")
     args = parser.parse_args()
     if args.summary_only:
-        for saved in cli.read_results(args.summary_only):
-            print(summarise(saved))
-        return
+        return cli.print_summaries(args.summary_only, summarise)
     results = {"settings": vars(args), "sets": []}
     for name in args.sets:
         K, a, seed = name.split("-")

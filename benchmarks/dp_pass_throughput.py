@@ -77,9 +77,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     if args.summary_only:
-        for saved in cli.read_results(args.summary_only):
-            print(summarise(saved))
-        return
+        return cli.print_summaries(args.summary_only, summarise)
     results = {"settings": vars(args), "runs": []}
     for name, X in data_sets(args):
         for run in passes(X, args.blocks, args.repeats):

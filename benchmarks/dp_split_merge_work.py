@@ -75,9 +75,7 @@ def main():
     parser.add_argument("--work", type=float, nargs="+", default=[0.25, 0.1, 0.05])
     args = parser.parse_args()
     if args.summary_only:
-        for saved in cli.read_results(args.summary_only):
-            print(summarise(saved))
-        return
+        return cli.print_summaries(args.summary_only, summarise)
     results = {"settings": vars(args), "runs": []}
     for name, X, X_test, labels_test in data_sets(args):
         for work in args.work:

@@ -124,6 +124,12 @@ def read_results(paths):
     return [json.loads(Path(path).read_text()) for path in paths]
 
 
+def print_summaries(paths, summarise):
+    """``--summary-only``: print ``summarise`` of each saved JSON file at ``paths``."""
+    for saved in read_results(paths):
+        print(summarise(saved))
+
+
 def skip(reason, out, **results):
     """Record that the benchmark could not run (data absent) and say why; exit 0."""
     print(f"skipped: {reason}", flush=True)

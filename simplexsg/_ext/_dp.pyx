@@ -42,8 +42,9 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     largest label among the first m + 1 of that order. ``loglik``: scratch space of K doubles.
     Each candidate's sum runs over the row's counts in the same order as over the rows of log
     phi, and the draw is an inverse CDF over the candidates in their labels' order: the same
-    draws whatever the layout. Only the candidates cost an exp; the labels past the last
-    candidate (mostly the new sticks of a sweep, of tiny weight) cost nothing.
+    draws whatever the layout. Only the candidates within 746 nats of the best cost an exp
+    (``UNDERFLOW``); the labels past the last candidate (mostly the new sticks of a sweep, of
+    tiny weight) cost nothing.
     """
     cdef Py_ssize_t j, m, p, last, K = table.shape[1], candidates = 0
     cdef const double* column

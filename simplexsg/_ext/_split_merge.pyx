@@ -107,6 +107,19 @@ def pass_tables(double dim_base, Py_ssize_t n_totals, Py_ssize_t n_sizes):
     return log_norms, log_sizes
 
 
+cdef _checked_norms(tables, double dim_base):
+    """The table of lgamma of a pass's ``tables`` (``pass_tables``; None: none), checked to be
+    that of its ``dim_base``: ValueError otherwise (a wrong table gives wrong values
+    silently)."""
+    if tables is None:
+        return _EMPTY
+    norms = tables[0]
+    if norms.shape[0] and norms[0] != lgamma(dim_base):
+        raise ValueError("the pass's tables are not those of n_features * base "
+                         f"({dim_base}): pass_tables(n_features * base, ...)")
+    return norms
+
+
 cdef inline double _log_norm(const double[::1] table, double total, double dim_base) noexcept nogil:
     """lgamma(total + dim_base) of an integer ``total``, from ``table`` (``pass_tables``) where
     it holds it."""
@@ -132,10 +145,11 @@ cdef void _add_row(const int64_t[::1] indptr, const int64_t[::1] indices, const 
 cdef inline void _prefetch_ahead(const int64_t[::1] indptr, const int64_t[::1] indices,
                                  const double[::1] data, const int64_t[::1] rows,
                                  Py_ssize_t r) noexcept nogil:
-    """Start loading the place in indptr of the row INDPTR_AHEAD after ``rows[r]``, and every
-    cache line of the counts of the row ROW_AHEAD after it (a row of 40 counts spans 5 lines
-    of indices and 5 of data): a pass visits a block's rows in a random order, each a cache
-    miss otherwise. A hint only."""
+    """Start loading the place in indptr of the row INDPTR_AHEAD after ``rows[r]``, and the
+    counts of the row ROW_AHEAD after it, a cache line's worth of entries apart (a row of 40
+    counts spans 5 or 6 lines of indices and as many of data; its last line is left out when
+    the row does not start on a line: loading it too was slower): a pass visits a block's rows
+    in a random order, each a cache miss otherwise. A hint only."""
     cdef Py_ssize_t p, end, n = rows.shape[0]
     if r + INDPTR_AHEAD < n:
         SIMPLEXSG_PREFETCH(&indptr[rows[r + INDPTR_AHEAD]])
@@ -183,7 +197,8 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     rejected whatever the rest of q is costs the rows it took to show it. ``tables``
     (``pass_tables(n_features * base, ...)``, or None): the lgamma and log calls of a row read
     from tables, the same values, a cheaper pass on short rows. ValueError if
-    ``uniform`` or ``side`` do not match ``rows``.
+    ``uniform`` or ``side`` do not match ``rows``, or ``tables`` are those of another
+    ``n_features * base``.
     """
     cdef Py_ssize_t r, s, n = rows.shape[0]
     if uniform.shape[0] != n or side.shape[0] != n:
@@ -198,11 +213,11 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double empty[2]                # an anchor's lgamma(d base) and with it joined
     cdef double joined[2]
     cdef double row_total, difference, log_q = 0.0, dim_base = n_features * base
+    cdef const double[::1] norm_table = _checked_norms(tables, dim_base)
+    cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
     cdef bint out_of_memory = False
-    cdef const double[::1] norm_table = _EMPTY if tables is None else tables[0]
-    cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     if counts == NULL or rising.values == NULL:
         free(counts)
         free(rising.values)
@@ -288,11 +303,11 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double log_norm_after[2]       # the same with the row joined
     cdef double predictive[2]
     cdef double row_total, difference, updated, log_q = 0.0, dim_base = n_features * base
+    cdef const double[::1] norm_table = _checked_norms(tables, dim_base)
+    cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
     cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
     cdef bint out_of_memory = False, stopped = False, last
-    cdef const double[::1] norm_table = _EMPTY if tables is None else tables[0]
-    cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef signed char chosen
     if counts == NULL or rising.values == NULL:
         free(counts)

@@ -81,8 +81,8 @@ SCANNED_SHARE = 0.5
 #: Counts of a category up to which a merge reads its rising factorial from a table (8 MB at
 #: most; ``lgamma`` above).
 RISING_TABLE = 1 << 20
-#: Entries of each table of a pass's lgamma and log calls (``pass_tables``; 8 MB at most): a
-#: block's totals up to a million counts, its sizes up to a million rows; libm above.
+#: Entries of each table of a pass's lgamma and log calls (``pass_tables``; 8 MB each at
+#: most): a block's totals up to a million counts, its sizes up to a million rows; libm above.
 PASS_TABLE = 1 << 20
 #: Rows of a proposal's block from which, with ``n_jobs`` > 1, its pass runs beside the
 #: proposals after it (``SplitMerge.run``): about a millisecond's pass, well above a thread

@@ -166,13 +166,20 @@ def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
         sequential_allocation(*args[:7], args[7][1:], *args[8:], np.empty(2))
 
 
-@pytest.mark.parametrize("sizes", [(0, 0), (40, 30), (100_000, 400)])
+X_TABLES = sp.csr_matrix(np.random.default_rng(21).poisson(1.2, size=(300, 12))
+                         .astype(np.float64))
+#: The first lookups of a pass on X_TABLES: side 0's total with the first row (anchor 0 and
+#: row 2), and a side's size once it holds that row.
+FIRST_TOTAL, FIRST_SIZE = int(X_TABLES[[0, 2]].sum()), 2
+
+
+@pytest.mark.parametrize("sizes", [(0, 0), (FIRST_TOTAL, FIRST_SIZE), (40, 30), (100_000, 400)])
 def test_passes_with_tables_give_the_values_of_libm_to_the_bit(sizes):
-    """A pass reading ``pass_tables`` (none, tables that end within the block's totals and
-    sizes, tables past them) returns the sides, log q and marginals of the pass without them,
-    to the bit: its lgamma and log calls are the tables' entries. Drawn and forced sequential
-    allocations, and restricted scans."""
-    X = sp.csr_matrix(np.random.default_rng(21).poisson(1.2, size=(300, 12)).astype(np.float64))
+    """A pass reading ``pass_tables`` (none, tables that end at the pass's first lookups or
+    within the block's totals and sizes, tables past them) returns the sides, log q and
+    marginals of the pass without them, to the bit: its lgamma and log calls are the tables'
+    entries. Drawn and forced sequential allocations, and restricted scans."""
+    X = X_TABLES
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1,
             np.arange(2, 300, dtype=np.int64))
     tables = pass_tables(12 * BETA6, *sizes)
@@ -191,6 +198,22 @@ def test_passes_with_tables_give_the_values_of_libm_to_the_bit(sizes):
                         *marginals, *forced_marginals, *scan_marginals))
     assert log_q == forced and 0 < side.sum() < 298        # both sides hold rows
     assert results[0] == results[1]
+
+
+def test_split_merge_passes_read_the_tables_of_its_rows():
+    """``SplitMerge``'s pass, which reads its own tables, equals the kernel's without tables,
+    to the bit; the kernels refuse tables of another ``n_features * base``."""
+    X, others = X_TABLES, np.arange(2, 300, dtype=np.int64)
+    uniform, expected = np.random.default_rng(24).random(298), np.empty(2)
+    side, drawn = np.empty(298, dtype=np.int8), np.empty(298, dtype=np.int8)
+    log_q = sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+                                  12, 0, 1, others, uniform, side, False, BETA6, expected)
+    got_q, got = SplitMerge(X, BETA6).sequential_pass(0, 1, others, drawn, False, uniform)
+    assert got_q == log_q and np.array_equal(got, expected) and np.array_equal(drawn, side)
+    with pytest.raises(ValueError, match="not those of n_features"):
+        sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+                              12, 0, 1, others, uniform, side, False, BETA6, expected,
+                              tables=pass_tables(12 * BETA6 + 1.0, 10, 10))
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

@@ -190,6 +190,20 @@ def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weight
     assert np.array_equal(z, expected)
 
 
+@pytest.mark.parametrize("gap, expected", [(740.0, 0), (750.0, 1)])
+def test_the_allocation_keeps_a_subnormal_weight_and_drops_an_underflow(gap, expected):
+    """At uniform 0 a row takes the first component in label order of positive weight.
+    Component 0, ``gap`` nats below component 1: at 740 its weight exp(-740) is a subnormal
+    double, positive, and the row takes it; at 750 exp underflows to 0, and the row takes 1.
+    So the kernel gives 0 exactly where exp does, no sooner."""
+    X = sp.csr_matrix(np.array([[1000.0, 0.0]]))
+    log_phi = np.array([[-1.0 - gap / 1000.0, -1.0], [-1.0, -1.0]])
+    z = np.empty(1, dtype=np.int64)
+    slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, log_phi,
+                   np.log([0.5, 0.5]), np.array([-np.inf]), np.zeros(1), z)
+    assert z[0] == expected
+
+
 def test_the_allocations_log_phi_is_of_the_components_it_reads():
     """``log_components``: the log of the normalised rows named, 0 in the others."""
     theta = np.random.default_rng(2).gamma(0.3, size=(5, 7)) + 1e-300

@@ -18,8 +18,14 @@ import numpy as np
 
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, exp, log
-from libc.stdint cimport SIZE_MAX, int64_t
+from libc.stdint cimport SIZE_MAX, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
+
+cdef extern from *:
+    """
+    #define SIMPLEXSG_LOWEST_BIT(x) __builtin_ctzll(x)
+    """
+    int SIMPLEXSG_LOWEST_BIT(uint64_t x) noexcept nogil
 
 
 cdef enum:
@@ -27,28 +33,38 @@ cdef enum:
     # candidate that far below the best is given 0 without calling exp: on rows of hundreds of
     # words most of them are, and exp's path to an underflow is its slowest
     UNDERFLOW = -746
+    # a row's counts added to its candidates' sums in one pass over them: each sum is loaded
+    # and stored once for four counts instead of once a count (the same additions, in order)
+    COUNTS_AT_ONCE = 4
 
 
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
                            const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
-                           const int64_t[::1] rank, const int64_t[::1] last_label,
-                           const double[::1] sorted_log_weight, double log_slice,
-                           double uniform, bint weighted, double* loglik) noexcept nogil:
+                           const int64_t[::1] order, const int64_t[::1] rank,
+                           const int64_t[::1] last_label, const double[::1] sorted_log_weight,
+                           double log_slice, double uniform, bint weighted, double* loglik,
+                           uint64_t* marked) noexcept nogil:
     """Component drawn for row i, or -1 if no component's weight reaches the slice.
 
     ``table`` (d, K): log phi with the components by decreasing weight ``sorted_log_weight``
-    (``rank[j]``: component j's position), so the candidates are a prefix and each of the
-    row's categories adds a contiguous run of them (vectorised); ``last_label[m]``: the
-    largest label among the first m + 1 of that order. ``loglik``: scratch space of K doubles.
+    (``order[m]``: the label at position m; ``rank[j]``: label j's position), so the
+    candidates are a prefix and each of the row's categories adds a contiguous run of them
+    (vectorised); ``last_label[m]``: the largest label among the first m + 1 of that order.
+    ``loglik``: scratch space of K doubles; ``marked``: K bits, all clear, and left clear.
     Each candidate's sum runs over the row's counts in the same order as over the rows of log
     phi, and the draw is an inverse CDF over the candidates in their labels' order: the same
-    draws whatever the layout. Only the candidates within 746 nats of the best cost an exp
-    (``UNDERFLOW``); the labels past the last candidate (mostly the new sticks of a sweep, of
-    tiny weight) cost nothing.
+    draws whatever the layout. The candidates are marked in a bitmap by label, and the two
+    sums of the draw walk its set bits, so they cost the candidates and a word per 64 labels,
+    not a test of every label up to the last candidate's. Only the candidates within 746 nats
+    of the best cost an exp (``UNDERFLOW``).
     """
-    cdef Py_ssize_t j, m, p, last, K = table.shape[1], candidates = 0
-    cdef const double* column
-    cdef double x, top = -INFINITY, total = 0.0, cumulative = 0.0
+    cdef Py_ssize_t j, m, p, end, w, words, K = table.shape[1], candidates = 0
+    cdef uint64_t bits
+    cdef const double *c0
+    cdef const double *c1
+    cdef const double *c2
+    cdef const double *c3
+    cdef double x0, x1, x2, x3, top = -INFINITY, total = 0.0, cumulative = 0.0
     cdef int64_t chosen = -1
     while candidates < K and sorted_log_weight[candidates] >= log_slice:
         candidates += 1
@@ -56,29 +72,42 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
         return -1
     for m in range(candidates):
         loglik[m] = sorted_log_weight[m] if weighted else 0.0
-    for p in range(indptr[i], indptr[i + 1]):
-        x = data[p]
-        column = &table[indices[p], 0]
+    p, end = indptr[i], indptr[i + 1]
+    while p + COUNTS_AT_ONCE <= end:              # each sum still adds the counts in order
+        x0, x1, x2, x3 = data[p], data[p + 1], data[p + 2], data[p + 3]
+        c0, c1 = &table[indices[p], 0], &table[indices[p + 1], 0]
+        c2, c3 = &table[indices[p + 2], 0], &table[indices[p + 3], 0]
         for m in range(candidates):
-            loglik[m] = loglik[m] + x * column[m]
+            loglik[m] = (((loglik[m] + x0 * c0[m]) + x1 * c1[m]) + x2 * c2[m]) + x3 * c3[m]
+        p += COUNTS_AT_ONCE
+    for p in range(p, end):
+        x0 = data[p]
+        c0 = &table[indices[p], 0]
+        for m in range(candidates):
+            loglik[m] = loglik[m] + x0 * c0[m]
     for m in range(candidates):
         top = max(top, loglik[m])
     if top == -INFINITY:
         return -1
-    last = last_label[candidates - 1]
+    words = (last_label[candidates - 1] >> 6) + 1
     for m in range(candidates):                # 1 for the best; exp is 0 below UNDERFLOW
         loglik[m] = exp(loglik[m] - top) if loglik[m] - top > UNDERFLOW else 0.0
-    for j in range(last + 1):
-        if rank[j] < candidates:
-            total = total + loglik[rank[j]]
+        marked[order[m] >> 6] |= (<uint64_t> 1) << (order[m] & 63)
+    for w in range(words):                     # the candidates in label order: total
+        bits = marked[w]
+        while bits:
+            total = total + loglik[rank[(w << 6) + SIMPLEXSG_LOWEST_BIT(bits)]]
+            bits = bits & (bits - 1)
     uniform = uniform * total
-    for j in range(last + 1):
-        m = rank[j]
-        if m < candidates and loglik[m] > 0.0:
-            cumulative = cumulative + loglik[m]
-            chosen = j
-            if cumulative > uniform:
-                break
+    for w in range(words):                     # and the inverse CDF
+        bits = marked[w]
+        while bits and cumulative <= uniform:
+            j = (w << 6) + SIMPLEXSG_LOWEST_BIT(bits)
+            bits = bits & (bits - 1)
+            if loglik[rank[j]] > 0.0:
+                cumulative = cumulative + loglik[rank[j]]
+                chosen = j
+        marked[w] = 0
     return chosen
 
 
@@ -154,33 +183,38 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     how many rows had no candidate (their z is -1). ``n_jobs``: OpenMP threads over rows, at
     most one per row. Works on a copy of log phi transposed, components by decreasing weight
     (d x K doubles), of the components that are a candidate for some row only: the others'
-    rows of log phi are never read. MemoryError if the scratch space (K doubles per thread)
-    cannot be had.
+    rows of log phi are never read. MemoryError if the scratch space (K doubles and K bits
+    per thread) cannot be had.
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1, K = log_phi.shape[0], i
     cdef Py_ssize_t missing = 0, threads = max(1, min(n_jobs, n))
+    cdef const int64_t[::1] order
     cdef const int64_t[::1] rank
     cdef const int64_t[::1] last_label
     cdef const double[::1] sorted_log_weight
     cdef const double[:, ::1] table
+    cdef uint64_t[:, ::1] marks
     cdef double* scratch = _scratch(threads, K)
     cdef double* loglik
     try:
-        order = np.argsort(-np.asarray(log_weight), kind="stable")
-        rank = np.argsort(order)
-        last_label = np.maximum.accumulate(order)
-        sorted_log_weight = np.asarray(log_weight)[order]
+        marks = np.zeros((threads, (K + 63) // 64), dtype=np.uint64)
+        by_weight = np.argsort(-np.asarray(log_weight), kind="stable")
+        order = by_weight
+        rank = np.argsort(by_weight)
+        last_label = np.maximum.accumulate(by_weight)
+        sorted_log_weight = np.asarray(log_weight)[by_weight]
         lowest = np.min(log_slice, initial=np.inf)
         used = int(np.count_nonzero(np.asarray(sorted_log_weight) >= lowest))
-        table = _transposed(log_phi, order[:used], threads)
+        table = _transposed(log_phi, by_weight[:used], threads)
     except BaseException:
         free(scratch)
         raise
     with nogil, parallel(num_threads=threads):
         loglik = scratch + threadid() * max(K, 1)
         for i in prange(n, schedule="static"):
-            z[i] = _allocate_row(indptr, indices, data, i, table, rank, last_label,
-                                 sorted_log_weight, log_slice[i], uniform[i], weighted, loglik)
+            z[i] = _allocate_row(indptr, indices, data, i, table, order, rank, last_label,
+                                 sorted_log_weight, log_slice[i], uniform[i], weighted, loglik,
+                                 &marks[threadid(), 0])
     free(scratch)
     for i in range(n):
         if z[i] < 0:

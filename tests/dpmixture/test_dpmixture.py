@@ -162,14 +162,18 @@ def test_no_nan_at_extreme_sparsity(sampler):
 
 @pytest.mark.parametrize("mean_count", [1.0, 1000.0])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weighted, mean_count):
+@pytest.mark.parametrize("K, d", [(9, 6), (150, 23)])
+def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weighted, mean_count,
+                                                                         K, d):
     """Each row's component is the inverse CDF, at its uniform and in the components' order, of
     ``p(j) ∝ 1(w_j >= u_i) [w_j] Mult(x_i | phi_j)``, written here in numpy, whatever order of
     the weights the kernel works in; -1 where no weight reaches the slice. The components below
     every slice are not read (their log phi NaN here). Rows of 6,000 counts put most
-    candidates more than 746 nats below the best, where the kernel skips exp's underflow."""
+    candidates more than 746 nats below the best, where the kernel skips exp's underflow.
+    150 components span three words of the kernel's bitmap of candidates, and rows of up to
+    23 categories take its four-counts-at-once path and a remainder."""
     rng = np.random.default_rng(5)
-    n, K, d = 400, 9, 6
+    n = 400
     X = sp.csr_matrix(rng.poisson(mean_count, size=(n, d)).astype(np.float64))
     log_phi = np.log(rng.dirichlet(np.ones(d), size=K))
     log_w = np.log(rng.dirichlet(np.ones(K)))                  # unsorted weights

@@ -18,9 +18,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from simplexsg.dpmixture.split_merge import SplitMerge
-from simplexsg.readers import UCIBowCorpus
 
 from harness import cli
+from harness.dp_rows import first_rows
 
 BASE = 0.5                      # DPMixture's default base_concentration
 
@@ -34,13 +34,7 @@ def data_sets(args):
                 rng.poisson(mean, size=(args.rows, 1000)).astype(np.float64))
         return
     for folder in map(Path, args.folders):
-        blocks, read = [], 0
-        for X in UCIBowCorpus(folder / "docword.txt").iter_csr(10_000):
-            blocks.append(sp.csr_matrix(X))
-            read += X.shape[0]
-            if read >= args.rows:
-                break
-        yield str(folder), sp.vstack(blocks, format="csr")[:args.rows]
+        yield str(folder), first_rows(folder, args.rows)
 
 
 def passes(X, sizes, repeats, seed=0):

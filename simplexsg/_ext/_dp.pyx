@@ -197,7 +197,7 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     cdef double* scratch = _scratch(threads, K)
     cdef double* loglik
     try:
-        marks = np.zeros((threads, (K + 63) // 64), dtype=np.uint64)
+        marks = np.zeros((threads, max(1, (K + 63) // 64)), dtype=np.uint64)
         by_weight = np.argsort(-np.asarray(log_weight), kind="stable")
         order = by_weight
         rank = np.argsort(by_weight)

@@ -11,7 +11,8 @@ candidates (the components of weight at least u_i) are as many as in the chain. 
 allocation runs --repeats times and the fastest is reported, so that a change of the kernel
 shows against the machine's noise (compare two builds turn by turn).
 
-    python benchmarks/dp_allocation_throughput.py --folders /tmp/dp_scale/news_W1000_base0.05/N100000
+    python benchmarks/dp_allocation_throughput.py \\
+        --folders /tmp/dp_scale/news_W1000_base0.05/N100000
     python benchmarks/dp_allocation_throughput.py --quick      # seconds
 """
 import time
@@ -84,12 +85,9 @@ def main():
     args = parser.parse_args()
     if args.summary_only:
         return cli.print_summaries(args.summary_only, summarise)
-    results = {"settings": vars(args), "runs": []}
-    for name, X in data_sets(args):
-        for run in allocations(X, args.sweeps, args.repeats, args.threads):
-            results["runs"].append(dict(data=name, **run))
-    print(summarise(results))
-    cli.write_results(results, args.out)
+    cli.measure_each(args, data_sets(args),
+                     lambda X: allocations(X, args.sweeps, args.repeats, args.threads),
+                     summarise)
 
 
 if __name__ == "__main__":

@@ -72,12 +72,8 @@ def main():
     args = parser.parse_args()
     if args.summary_only:
         return cli.print_summaries(args.summary_only, summarise)
-    results = {"settings": vars(args), "runs": []}
-    for name, X in data_sets(args):
-        for run in passes(X, args.blocks, args.repeats):
-            results["runs"].append(dict(data=name, **run))
-    print(summarise(results))
-    cli.write_results(results, args.out)
+    cli.measure_each(args, data_sets(args), lambda X: passes(X, args.blocks, args.repeats),
+                     summarise)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,19 @@ def print_summaries(paths, summarise):
         print(summarise(saved))
 
 
+def measure_each(args, named_data, measure, summarise):
+    """The body of a script that measures data sets one by one: ``measure(data)`` yields the
+    runs (dicts) of each ``(name, data)`` of ``named_data``; each run is recorded with its data's
+    name under ``"runs"``, beside the settings ``vars(args)``, printed by ``summarise`` and
+    written to ``args.out``."""
+    results = {"settings": vars(args), "runs": []}
+    for name, data in named_data:
+        for run in measure(data):
+            results["runs"].append(dict(data=name, **run))
+    print(summarise(results))
+    write_results(results, args.out)
+
+
 def skip(reason, out, **results):
     """Record that the benchmark could not run (data absent) and say why; exit 0."""
     print(f"skipped: {reason}", flush=True)

@@ -49,7 +49,7 @@ def allocations(X, sweeps, repeats, threads, seed=0):
     log_slice = log_w[model.labels_] + np.log1p(-rng.random(X.shape[0]))
     uniforms = rng.random(X.shape[0])
     X = kernel_layout(X)
-    candidates = np.count_nonzero(log_w[None, :] >= log_slice[:, None], axis=1)
+    candidates = log_w.size - np.searchsorted(np.sort(log_w), log_slice)   # w_j >= u_i
     work = float(np.dot(np.diff(X.indptr), candidates))
     for n_jobs in threads:
         best = np.inf

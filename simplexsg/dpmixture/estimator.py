@@ -131,11 +131,15 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         Iterations between the entries of ``history_`` (0: never).
     split_merge : "auto", int or bool, default "auto"
         Split-merge proposals per iteration of the exact sampler (``split_merge.SplitMerge``;
-        each exact), after the rows' allocations; 0 or False: none; "auto" or True: at least
-        ``MIN_SPLIT_MERGE`` (10), and more until their blocks held ``SPLIT_MERGE_WORK`` (0.25)
-        x rows x occupied components rows (at most half a sweep's work; less, since a merge
-        sums its components' counts). Ignored by the chains of "scir" and "sgrld" (their
-        pilot uses "auto").
+        each exact), after the rows' allocations; 0 or False: none; "auto" or True: in the
+        first ``SPLIT_MERGE_WARMUP`` (5) sweeps, at least ``MIN_SPLIT_MERGE`` (10), and more
+        until their blocks held ``SPLIT_MERGE_WORK`` (0.25) x rows x occupied components rows
+        (at most half a sweep's work; less, since a merge sums its components' counts); from
+        then on the last of those sweeps' proposals per cluster the DP prior expects given
+        alpha, times the clusters it expects given each sweep's alpha
+        (``defaults.split_merge_count``): a budget that stops on what the proposals met
+        would bias the chain, a count that alpha sets does not. Ignored by the chains of
+        "scir" and "sgrld" (their pilot uses the budget of "auto" in every sweep).
     restricted_scans : int, default 0
         Restricted Gibbs scans in half of the split-merge proposals, the exact sampler's and
         the pilot's (Jain & Neal 2004): the split proposed by the sequential allocation is

@@ -51,7 +51,7 @@ from scipy.special import gammaln, logsumexp
 
 from .._ext._dp import log_components
 from ..simplex import scir_transition, to_simplex
-from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK
+from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, split_merge_count
 
 #: Sticks drawn at a time when the leftover mass must shrink below the smallest slice.
 NEW_STICKS = 8
@@ -169,13 +169,19 @@ def allocate(state, kernel, executor, X, z, rng):
     return state, labels
 
 
-def split_merge(state, kernel, move, z, rng):
+def split_merge(state, kernel, move, z, rng, moves_scale=None):
     """``kernel.split_merge`` proposals of ``move`` (a ``split_merge.SplitMerge``) on the
-    allocations z of every row (in place; "auto": MIN_SPLIT_MERGE proposals and more until
-    their blocks held SPLIT_MERGE_WORK x rows x occupied components rows), then as many
-    represented sticks and components as the labels need (drawn from the prior: the exact
-    sampler redraws them given z)."""
-    if kernel.split_merge == "auto":
+    allocations z of every row (in place), then as many represented sticks and components as
+    the labels need (drawn from the prior: the exact sampler redraws them given z). "auto"
+    with ``moves_scale`` (a number): ``split_merge_count(moves_scale, alpha, rows)``
+    proposals, a count that z does not decide, so the moves leave p(z | alpha, X) invariant;
+    without it (a warm-up, a pilot): MIN_SPLIT_MERGE proposals and more until their blocks
+    held SPLIT_MERGE_WORK x rows x occupied components rows, a budget that stops on what the
+    proposals met. ``move.proposed`` says how many were made."""
+    if kernel.split_merge == "auto" and moves_scale is not None:
+        move.run(z, state.alpha, rng, split_merge_count(moves_scale, state.alpha, z.size),
+                 n_jobs=kernel.n_jobs)
+    elif kernel.split_merge == "auto":
         occupied = np.count_nonzero(np.bincount(z))
         move.run(z, state.alpha, rng, MIN_SPLIT_MERGE,
                  row_budget=SPLIT_MERGE_WORK * z.size * occupied, n_jobs=kernel.n_jobs)
@@ -284,19 +290,20 @@ def redraw_stick_totals(sticks, stick_counts, alpha, sampler, rng):
 
 
 def iterate(state, kernel, executor, X, z, n_total, t, rng, *, kept=None, rows=None,
-            move=None, laps=None):
+            move=None, moves_scale=None, laps=None):
     """Iteration t (steps 1-6) on the rows X with current components z (None: rows new to the
     chain), their counts scaled by ``n_total`` / rows. ``kept``: the allocations of every row,
     whose entries ``rows`` receive the new ones (in place); ``move``: the split-merge move of
-    the exact sampler; ``laps`` (``simplexsg._fitting.Laps``, or None): takes the laps
-    "local" (the allocations), "moves" and "global" (the components, sticks and alpha) at
-    their ends. Returns the new state and the rows' components."""
+    the exact sampler, with ``moves_scale`` (``split_merge``); ``laps``
+    (``simplexsg._fitting.Laps``, or None): takes the laps "local" (the allocations), "moves"
+    and "global" (the components, sticks and alpha) at their ends. Returns the new state and
+    the rows' components."""
     lap = (lambda phase: None) if laps is None else laps.lap
     established = state.sticks.shape[0]
     state, labels = allocate(state, kernel, executor, X, z, rng)
     lap("local")
     if move is not None:
-        state = split_merge(state, kernel, move, labels, rng)
+        state = split_merge(state, kernel, move, labels, rng, moves_scale)
     if kept is not None:
         kept[rows] = labels             # in place: the one array of the chain
     lap("moves")

@@ -52,7 +52,9 @@ proposal is reversible on its own, so their mixture is too.
 The random order is drawn the same way in both directions and independently of the state, so
 each order defines a reversible move and so does their mixture. A move followed by exact draws
 of the components and sticks given z (the exact sampler's next steps) leaves the joint
-posterior invariant.
+posterior invariant. So does a run of moves whose number z does not decide; ``run``'s
+``row_budget``, which stops on the blocks its proposals met, does not, and serves only the
+warm-up of the exact sampler's chain and the pilot chains (``slice_sampler.split_merge``).
 """
 import collections
 import contextlib
@@ -174,7 +176,7 @@ class SplitMerge:
     the size of its block and a merge the categories of its two components. ``rows_passed``:
     the rows the passes of every ``run`` so far went over, those of a scanned proposal once per
     pass, a merge's whole block though its pass may stop sooner (their work, which the seed
-    alone decides).
+    alone decides); ``proposed``: the proposals the last ``run`` made.
     """
 
     def __init__(self, X, base, scans=0):
@@ -192,7 +194,7 @@ class SplitMerge:
         self.tables = pass_tables(
             self.n_features * self.base, min(int(self.data.sum()) + 1, PASS_TABLE),
             min(self.n_rows + 2, PASS_TABLE))
-        self.rows_passed = 0
+        self.rows_passed, self.proposed = 0, 0
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0, n_jobs=1):
         """``n_proposals`` proposals on z (in place), and more until the blocks they proposed
@@ -224,6 +226,7 @@ class SplitMerge:
         with ThreadPoolExecutor(workers) if workers else contextlib.nullcontext() as pool:
             self._pipeline(z, alpha, rng, blocks, tally, pool, workers)
         self.rows_passed += tally.passed
+        self.proposed = tally.done
         return tally
 
     def _pipeline(self, z, alpha, rng, blocks, tally, pool, workers):

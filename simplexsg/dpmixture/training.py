@@ -71,7 +71,7 @@ def new_chain(model, params, seed):
     model.sampler_, model.random_state_, model.base_concentration_ = params.sampler, seed, \
         params.base
     write_state(model, init.initial_state(params, model.n_features_in_, seed))
-    model.n_iter_, model.history_ = 0, []
+    model.n_iter_, model.history_, model._moves_scale = 0, [], None
 
 
 def summarise(model, z, n_total=None):
@@ -204,13 +204,28 @@ class Trainer:
         rng = np.random.default_rng(substream(model.random_state_, Stream.STEP, t))
         kept = None if rows is None else model._z
         self.new_rows_total = self.n_total if rows is None else None
+        alpha = model.alpha_
         state, z = slice_sampler.iterate(
             read_state(model), self.kernel, self.executor, X_rows,
             None if rows is None else kept[rows], self.n_total, t, rng, kept=kept, rows=rows,
-            move=self.move, laps=laps)
+            move=self.move, moves_scale=model._moves_scale, laps=laps)
         write_state(model, state)
         model.n_iter_ = t + 1
+        self._end_warmup(alpha)
         return z if kept is None else kept
+
+    def _end_warmup(self, alpha):
+        """After the first SPLIT_MERGE_WARMUP sweeps of the exact sampler's "auto" moves, whose
+        work budget set their number, fix that number relative to alpha, the sweep's
+        (``model._moves_scale``: ``defaults.split_merge_scale`` of the last sweep's
+        proposals), so that the chain's moves from then on leave the posterior invariant
+        (``slice_sampler.split_merge``)."""
+        model = self.model
+        if (self.move is not None and self.kernel.split_merge == "auto"
+                and model._moves_scale is None
+                and model.n_iter_ >= defaults.SPLIT_MERGE_WARMUP):
+            model._moves_scale = defaults.split_merge_scale(self.move.proposed, alpha,
+                                                            self.n_total)
 
     def _stop_reason(self, z):
         """After an iteration: "max_time" when the budget is spent, "converged" on a plateau of

@@ -405,6 +405,42 @@ def test_a_small_merged_block_is_split_among_many_rows():
     assert len({z[0], z[3000], z[3015]}) == 3
 
 
+def run_from_posterior(states, log_p, seed, n_proposals, row_budget=0.0):
+    """Draw N_DRAWS states from the enumerated posterior and give each one ``run`` of
+    ``n_proposals`` proposals and more up to ``row_budget``; the moved states' indices (-1
+    outside the enumeration)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
+    move = SplitMerge(X5, BETA6)
+    index = {tuple(s): i for i, s in enumerate(states)}
+    out = np.empty(N_DRAWS, dtype=np.int64)
+    for t, s in enumerate(draws):
+        z = states[s].astype(np.int64)
+        move.run(z, ALPHA, rng, n_proposals, row_budget=row_budget)
+        out[t] = index.get(tuple(z), -1)
+    return out
+
+
+@pytest.mark.slow
+def test_a_run_of_a_fixed_number_of_proposals_leaves_it_invariant(labelled):
+    """Four proposals in one ``run``, the blocks and the screen's components kept from one to
+    the next, leave the posterior invariant: the number the exact sampler's chain makes after
+    its warm-up depends on alpha and the rows, not on z (``defaults.split_merge_count``)."""
+    out = run_from_posterior(*labelled, seed=4, n_proposals=4)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value > LEVEL, p_value
+
+
+@pytest.mark.slow
+def test_a_budget_in_block_rows_does_not_leave_it_invariant(labelled):
+    """Proposals made until their blocks held 12 rows stop on what the proposals met, and the
+    moved states are not distributed by the posterior: why the chain's work budget
+    (``split_merge="auto"``) only sets the count of its warm-up."""
+    out = run_from_posterior(*labelled, seed=4, n_proposals=1, row_budget=12.0)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value < 1e-12, p_value
+
+
 @pytest.mark.slow
 def test_the_invariance_check_has_power(labelled):
     """The same check rejects a move that targets another posterior (alpha 3 for 0.5)."""

@@ -444,6 +444,45 @@ def test_a_component_born_in_the_minibatch_counts_its_rows_as_they_are():
     assert np.all(np.abs(theta.mean(axis=0) - shape) <= 5 * np.sqrt(shape / n_draws))
 
 
+def test_expected_clusters_is_the_sum_of_the_dp_prior():
+    for alpha, n in [(0.3, 1), (2.0, 50), (40.0, 7000)]:
+        assert defaults.expected_clusters(alpha, n) == pytest.approx(
+            np.sum(alpha / (alpha + np.arange(n))), rel=1e-10)
+
+
+def test_after_its_warm_up_the_exact_chain_makes_a_count_of_moves_set_by_alpha(
+        mixture, monkeypatch):
+    """The exact sampler's "auto" moves: a work budget in the first SPLIT_MERGE_WARMUP sweeps;
+    then the last of those sweeps' proposals scaled by the square root of the clusters
+    expected given each sweep's alpha, whatever its allocations (so that the moves leave the
+    posterior invariant, tests/dpmixture/test_dp_split_merge.py)."""
+    from simplexsg.dpmixture import split_merge
+    X = mixture[0][:800]
+    calls, run = [], split_merge.SplitMerge.run
+
+    def recorded(self, z, alpha, rng, n_proposals, row_budget=0, n_jobs=1):
+        accepted = run(self, z, alpha, rng, n_proposals, row_budget, n_jobs)
+        calls.append((alpha, n_proposals, row_budget, self.proposed))
+        return accepted
+
+    monkeypatch.setattr(split_merge.SplitMerge, "run", recorded)
+    monkeypatch.setattr(slice_sampler, "SPLIT_MERGE_WORK", 10.0)   # counts above the minimum
+    model = DPMixture("gibbs", init="random", max_iter=12, tol=None, random_state=0).fit(X)
+    warm = defaults.SPLIT_MERGE_WARMUP
+    assert len(calls) == 12
+    assert all(budget > 0 and made >= defaults.MIN_SPLIT_MERGE
+               for _, _, budget, made in calls[:warm])
+    alpha, _, _, made = calls[warm - 1]
+    scale = made / np.sqrt(defaults.expected_clusters(alpha, X.shape[0]))
+    assert model._moves_scale == scale
+    assert defaults.split_merge_count(scale, alpha, X.shape[0]) == max(
+        made, defaults.MIN_SPLIT_MERGE)
+    for alpha, n_proposals, budget, made in calls[warm:]:
+        assert budget == 0 and made == n_proposals == defaults.split_merge_count(
+            scale, alpha, X.shape[0])
+    assert len({made for *_, made in calls[warm:]}) > 1       # alpha moves it
+
+
 @pytest.mark.parametrize("sampler", ["gibbs", "scir"])
 def test_the_pilot_chain_runs_the_samplers_sweeps_and_moves(sampler, mixture, monkeypatch):
     """The exact sampler's pilot: PILOT_ITER sweeps of at most PILOT_SPLIT_MERGE proposals; a

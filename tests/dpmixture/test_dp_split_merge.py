@@ -508,6 +508,13 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, monk
     np.testing.assert_array_equal(z_one, z_two)
     assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
     assert len(dropped) > 5 and sum(dropped) > 5, dropped
+    # a budget in rows (a warm-up's): the same proposals, counted the same
+    z_one[:], z_two[:] = 0, 0
+    move.run(z_one, 1.0, np.random.default_rng(4), 10, row_budget=40_000, n_jobs=1)
+    proposed = move.proposed
+    move.run(z_two, 1.0, np.random.default_rng(4), 10, row_budget=40_000, n_jobs=n_jobs)
+    np.testing.assert_array_equal(z_one, z_two)
+    assert move.proposed == proposed > 10
 
 
 def test_a_matrix_in_the_kernels_layout_is_shared_and_moves_the_same():

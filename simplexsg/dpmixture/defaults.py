@@ -85,7 +85,7 @@ MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
 #: until their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a budget in
 #: block rows, which the seed alone decides; a split passes over its block's rows, a merge sums
 #: its two components' counts). Such a budget stops on what the proposals met, so the moves it
-#: makes do not leave the posterior invariant; after the warm-up the count is fixed
+#: makes do not leave the posterior invariant; after the warm-up alpha sets the count
 #: (``split_merge_count``).
 MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, SPLIT_MERGE_WARMUP = 10, 0.25, 5
 #: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).

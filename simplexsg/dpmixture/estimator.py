@@ -135,8 +135,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         first ``SPLIT_MERGE_WARMUP`` (5) sweeps, at least ``MIN_SPLIT_MERGE`` (10), and more
         until their blocks held ``SPLIT_MERGE_WORK`` (0.25) x rows x occupied components rows
         (at most half a sweep's work; less, since a merge sums its components' counts); from
-        then on the last of those sweeps' proposals per cluster the DP prior expects given
-        alpha, times the clusters it expects given each sweep's alpha
+        then on the fifth sweep's count, scaled by the square root of the clusters the DP
+        prior expects given each sweep's alpha against the fifth's
         (``defaults.split_merge_count``): a budget that stops on what the proposals met
         would bias the chain, a count that alpha sets does not. Ignored by the chains of
         "scir" and "sgrld" (their pilot uses the budget of "auto" in every sweep).

@@ -80,13 +80,13 @@ PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
 #: to tell them apart ("The DP mixture at scale" and "The pilot's rows" in
 #: docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
-#: ``split_merge="auto"`` in the first SPLIT_MERGE_WARMUP sweeps of the exact sampler (and in
-#: every sweep of a pilot chain): at least MIN_SPLIT_MERGE proposals per iteration, and more
-#: until their blocks held SPLIT_MERGE_WORK x rows x occupied components rows (a budget in
-#: block rows, which the seed alone decides; a split passes over its block's rows, a merge sums
-#: its two components' counts). Such a budget stops on what the proposals met, so the moves it
-#: makes do not leave the posterior invariant; after the warm-up alpha sets the count
-#: (``split_merge_count``).
+#: ``split_merge="auto"`` in the warm-up of the exact sampler (at least SPLIT_MERGE_WARMUP
+#: sweeps, until its chain settles: ``training.Trainer._end_warmup``) and in every sweep of a
+#: pilot chain: at least MIN_SPLIT_MERGE proposals per iteration, and more until their blocks
+#: held SPLIT_MERGE_WORK x rows x occupied components rows (a budget in block rows, which the
+#: seed alone decides; a split passes over its block's rows, a merge sums its two components'
+#: counts). Such a budget stops on what the proposals met, so the moves it makes do not leave
+#: the posterior invariant; after the warm-up alpha sets the count (``split_merge_count``).
 MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, SPLIT_MERGE_WARMUP = 10, 0.25, 5
 #: A streamed corpus's shuffle buffer in minibatches (``shuffle_buffer=None``).
 SHUFFLE_BATCHES = 4
@@ -126,11 +126,11 @@ def expected_clusters(alpha, n_rows):
 
 def split_merge_count(scale, alpha, n_rows):
     """Split-merge proposals of a sweep of the exact sampler after its warm-up: ``scale`` (the
-    warm-up's last budgeted sweep's proposals over the square root of the clusters expected
-    given its alpha) times ``sqrt(expected_clusters(alpha, n_rows))``, at least
+    warm-up's last sweep's proposals over the square root of the clusters expected given its
+    alpha) times ``sqrt(expected_clusters(alpha, n_rows))``, at least
     MIN_SPLIT_MERGE. A count that the allocations do not decide, so that the moves leave
-    p(z | alpha, X) invariant; it grows with alpha as the chain finds clusters, about as the
-    work budget's count grew ("Split-merge moves that leave the posterior invariant" in
+    p(z | alpha, X) invariant; it grows with alpha as the chain finds more clusters
+    ("Split-merge moves that leave the posterior invariant" in
     docs/benchmarks/dp.rst)."""
     return max(MIN_SPLIT_MERGE, int(round(scale * np.sqrt(expected_clusters(alpha, n_rows)))))
 

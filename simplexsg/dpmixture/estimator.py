@@ -131,12 +131,14 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         Iterations between the entries of ``history_`` (0: never).
     split_merge : "auto", int or bool, default "auto"
         Split-merge proposals per iteration of the exact sampler (``split_merge.SplitMerge``;
-        each exact), after the rows' allocations; 0 or False: none; "auto" or True: in the
-        first ``SPLIT_MERGE_WARMUP`` (5) sweeps, at least ``MIN_SPLIT_MERGE`` (10), and more
-        until their blocks held ``SPLIT_MERGE_WORK`` (0.25) x rows x occupied components rows
-        (at most half a sweep's work; less, since a merge sums its components' counts); from
-        then on the fifth sweep's count, scaled by the square root of the clusters the DP
-        prior expects given each sweep's alpha against the fifth's
+        each exact), after the rows' allocations; 0 or False: none; "auto" or True: during
+        a warm-up, at least ``MIN_SPLIT_MERGE`` (10), and more until their blocks held
+        ``SPLIT_MERGE_WORK`` (0.25) x rows x occupied components rows (at most half a sweep's
+        work; less, since a merge sums its components' counts); the warm-up lasts at least
+        ``SPLIT_MERGE_WARMUP`` (5) sweeps and ends after the first one that follows a
+        convergence check without progress, or that reaches half of ``max_iter`` or of
+        ``max_time``. From then on, that sweep's count, scaled by the square root of the
+        clusters the DP prior expects given each sweep's alpha against its own
         (``defaults.split_merge_count``): a budget that stops on what the proposals met
         would bias the chain, a count that alpha sets does not. Ignored by the chains of
         "scir" and "sgrld" (their pilot uses the budget of "auto" in every sweep).

@@ -215,15 +215,21 @@ class Trainer:
         return z if kept is None else kept
 
     def _end_warmup(self, alpha):
-        """After the first SPLIT_MERGE_WARMUP sweeps of the exact sampler's "auto" moves, whose
-        work budget set their number, fix that number relative to alpha, the sweep's
-        (``model._moves_scale``: ``defaults.split_merge_scale`` of the last sweep's
-        proposals), so that the chain's moves from then on leave the posterior invariant
-        (``slice_sampler.split_merge``)."""
-        model = self.model
-        if (self.move is not None and self.kernel.split_merge == "auto"
-                and model._moves_scale is None
-                and model.n_iter_ >= defaults.SPLIT_MERGE_WARMUP):
+        """End the warm-up of the exact sampler's "auto" moves, whose work budget set their
+        number, after the first sweep at or past SPLIT_MERGE_WARMUP that follows a
+        convergence check without progress (the chain has settled), or that reaches half of
+        the fit's iterations or of its ``max_time``: from then on that sweep's number, scaled
+        with alpha (``model._moves_scale``: ``defaults.split_merge_scale``), so that the
+        chain's moves leave the posterior invariant (``slice_sampler.split_merge``)."""
+        model, params = self.model, self.params
+        if (self.move is None or self.kernel.split_merge != "auto"
+                or model._moves_scale is not None
+                or model.n_iter_ < defaults.SPLIT_MERGE_WARMUP):
+            return
+        settled = model._monitor is not None and model._monitor.misses > 0
+        halfway = 2 * model.n_iter_ >= model._end_iter or (
+            params.max_time is not None and 2 * model.training_seconds_ >= params.max_time)
+        if settled or halfway:
             model._moves_scale = defaults.split_merge_scale(self.move.proposed, alpha,
                                                             self.n_total)
 

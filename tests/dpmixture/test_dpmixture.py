@@ -450,12 +450,17 @@ def test_expected_clusters_is_the_sum_of_the_dp_prior():
             np.sum(alpha / (alpha + np.arange(n))), rel=1e-10)
 
 
+@pytest.mark.parametrize("settings, warm", [
+    (dict(max_iter=12, tol=None), 6),                        # half of the iterations
+    (dict(max_iter=40, tol=0.9), 11),     # the sweep after the check at 10, no progress
+])
 def test_after_its_warm_up_the_exact_chain_makes_a_count_of_moves_set_by_alpha(
-        mixture, monkeypatch):
-    """The exact sampler's "auto" moves: a work budget in the first SPLIT_MERGE_WARMUP sweeps;
-    then the last of those sweeps' proposals scaled by the square root of the clusters
-    expected given each sweep's alpha, whatever its allocations (so that the moves leave the
-    posterior invariant, tests/dpmixture/test_dp_split_merge.py)."""
+        mixture, monkeypatch, settings, warm):
+    """The exact sampler's "auto" moves: a work budget until the chain settles (the sweep
+    after a convergence check without progress) or half of its iterations; then the last
+    budgeted sweep's proposals scaled by the square root of the clusters expected given each
+    sweep's alpha, whatever its allocations (so that the moves leave the posterior invariant,
+    tests/dpmixture/test_dp_split_merge.py)."""
     from simplexsg.dpmixture import split_merge
     X = mixture[0][:800]
     calls, run = [], split_merge.SplitMerge.run
@@ -467,9 +472,8 @@ def test_after_its_warm_up_the_exact_chain_makes_a_count_of_moves_set_by_alpha(
 
     monkeypatch.setattr(split_merge.SplitMerge, "run", recorded)
     monkeypatch.setattr(slice_sampler, "SPLIT_MERGE_WORK", 10.0)   # counts above the minimum
-    model = DPMixture("gibbs", init="random", max_iter=12, tol=None, random_state=0).fit(X)
-    warm = defaults.SPLIT_MERGE_WARMUP
-    assert len(calls) == 12
+    model = DPMixture("gibbs", init="random", random_state=0, **settings).fit(X)
+    assert len(calls) == model.n_iter_ > warm
     assert all(budget > 0 and made >= defaults.MIN_SPLIT_MERGE
                for _, _, budget, made in calls[:warm])
     alpha, _, _, made = calls[warm - 1]

@@ -479,45 +479,69 @@ def log_labelled_prior_change(const int64_t[::1] occupancy, const double[::1] ro
     return _log_prior_change(occupancy, rows_from, alpha, source, target, moved)
 
 
-cdef double _log_pair_probability(double n_rows, double n_splittable, double shared,
-                                  double split_share) noexcept nogil:
-    """log q(i, k | z) of an ordered pair of distinct rows, in a state with ``n_splittable``
-    components of at least two rows; ``shared``: the rows of the component holding both rows of
-    the pair, 0 if they are in two components; ``split_share``: the share of the pairs drawn
-    within a component."""
-    cdef double uniform = 1.0 / (n_rows * (n_rows - 1.0)), targeted = 0.0
-    if n_splittable == 0:
-        return log(uniform)
+cdef double _log_pair_probability(double n_rows, double splittable, double split_rows,
+                                  double pairs, double shared, double component_share,
+                                  double row_share) noexcept nogil:
+    """log q(i, k | z) of an ordered pair of distinct rows, in a state of ``n_rows`` rows with
+    ``splittable`` components of at least two rows, holding ``split_rows`` rows, and ``pairs``
+    ordered pairs of distinct rows within a component (sum of n_j (n_j - 1)); ``shared``: the
+    rows of the component holding both rows of the pair, 0 if they are in two components.
+    Shares of the proposals: ``component_share`` draw a component uniformly among those of at
+    least two rows, then a pair in it; ``row_share`` a row uniformly among their rows, then
+    another of its component; the rest a pair of rows of two components, uniformly (all of
+    them where no component has two rows)."""
     if shared:
-        targeted = split_share / (n_splittable * shared * (shared - 1.0))
-    return log(targeted + (1.0 - split_share) * uniform)
+        return log(component_share / (splittable * shared * (shared - 1.0))
+                   + row_share / (split_rows * (shared - 1.0)))
+    return log((1.0 - component_share - row_share if splittable else 1.0)
+               / (n_rows * (n_rows - 1.0) - pairs))
 
 
-cdef double _log_split_pair_ratio(double n_rows, double other_splittable, double kept,
-                                  double moved, double split_share) noexcept nogil:
-    return (_log_pair_probability(n_rows, other_splittable + (kept >= 2) + (moved >= 2), 0,
-                                  split_share)
-            - _log_pair_probability(n_rows, other_splittable + 1, kept + moved, split_share))
+cdef double _log_split_pair_ratio(double n_rows, double other_splittable,
+                                  double other_split_rows, double other_pairs, double kept,
+                                  double moved, double component_share,
+                                  double row_share) noexcept nogil:
+    cdef double size = kept + moved
+    return (_log_pair_probability(n_rows, other_splittable + (kept >= 2) + (moved >= 2),
+                                  other_split_rows + kept * (kept >= 2) + moved * (moved >= 2),
+                                  other_pairs + kept * (kept - 1.0) + moved * (moved - 1.0), 0,
+                                  component_share, row_share)
+            - _log_pair_probability(n_rows, other_splittable + 1, other_split_rows + size,
+                                    other_pairs + size * (size - 1.0), size, component_share,
+                                    row_share))
 
 
-def log_split_pair_ratio(double n_rows, double other_splittable, double kept, double moved,
-                         double split_share):
+def log_pair_probability(double n_rows, double splittable, double split_rows, double pairs,
+                         double shared, double component_share, double row_share):
+    """log q(i, k | z) of the pair of rows a proposal draws (``_log_pair_probability``): the
+    state's ``n_rows`` rows, ``splittable`` components of at least two rows holding
+    ``split_rows`` rows, ``pairs`` = sum over components of n_j (n_j - 1); ``shared``: the size
+    of the component holding both rows, 0 for two components."""
+    return _log_pair_probability(n_rows, splittable, split_rows, pairs, shared,
+                                 component_share, row_share)
+
+
+def log_split_pair_ratio(double n_rows, double other_splittable, double other_split_rows,
+                         double other_pairs, double kept, double moved, double component_share,
+                         double row_share):
     """log q(i, k | split state) - log q(i, k | merged state), for a component of ``kept +
-    moved`` rows split into i's ``kept`` and k's ``moved``, beside ``other_splittable``
-    components of at least two rows, a share ``split_share`` of the pairs drawn within a
-    component: a split's ratio; a merge's is its negative."""
-    return _log_split_pair_ratio(n_rows, other_splittable, kept, moved, split_share)
+    moved`` rows split into i's ``kept`` and k's ``moved``, beside the other components:
+    ``other_splittable`` of at least two rows, holding ``other_split_rows`` rows, with
+    ``other_pairs`` ordered pairs within them (``log_pair_probability``): a split's ratio; a
+    merge's is its negative."""
+    return _log_split_pair_ratio(n_rows, other_splittable, other_split_rows, other_pairs, kept,
+                                 moved, component_share, row_share)
 
 
 cdef enum:
     # what ``ComponentScreen.screen`` stopped at (``_OUTCOMES``)
     SCREENED = 0        # the budget: every proposal it made was rejected
-    TARGETED = 1        # a pair to draw within a component: a split, drawn by the caller
-    SPLIT = 2           # a pair in one component
+    BY_COMPONENT = 1    # a split, its component drawn uniformly: the caller draws the pair
+    BY_ROW = 2          # a split, its component drawn by a row: the caller draws the pair
     MERGE = 3           # a merge whose ratio without q passes the uniform: q decides
     MISSING = 4         # a component without its sums: the caller's error
 
-_OUTCOMES = ("screened", "targeted", "split", "merge")
+_OUTCOMES = ("screened", "component", "row", "merge")
 
 
 cdef class ComponentScreen:
@@ -623,9 +647,9 @@ cdef class ComponentScreen:
 
     def screen(self, bit_generator, const int64_t[::1] z, const int64_t[::1] occupancy,
                const double[::1] rows_from, Py_ssize_t J, Py_ssize_t occupied,
-               Py_ssize_t splittable, double alpha, bint scans, double split_share,
-               double scanned_share, Py_ssize_t n_proposals, double row_budget,
-               Py_ssize_t done, double rows):
+               Py_ssize_t splittable, double split_rows, double pairs, double alpha,
+               bint scans, double component_share, double row_share, double scanned_share,
+               Py_ssize_t n_proposals, double row_budget, Py_ssize_t done, double rows):
         """Split-merge proposals on the labelled allocations ``z`` (n >= 2 rows; every
         occupied label recorded here), drawn from ``bit_generator`` exactly as
         ``split_merge.SplitMerge`` draws them, while ``done`` < ``n_proposals`` or ``rows`` <
@@ -633,14 +657,19 @@ cdef class ComponentScreen:
         pass over the rows (or whose reverse split could not pick the emptied label).
 
         ``occupancy`` (rows per label), ``rows_from`` (R_j), ``J`` (one past the last
-        occupied label), ``occupied`` and ``splittable`` (labels of at least one and two rows)
-        describe z; ``scans``: whether a proposal first draws if it is scanned.
+        occupied label), ``occupied`` and ``splittable`` (labels of at least one and two rows),
+        ``split_rows`` (the rows of the latter) and ``pairs`` (sum of n_j (n_j - 1)) describe
+        z; ``component_share`` and ``row_share``: the shares of splits by component and by
+        row (``log_pair_probability``); ``scans``: whether a proposal first draws if it is
+        scanned. A pair of two components is drawn by drawing pairs of rows until their
+        components differ; where one component holds every row there is none, and the
+        proposal makes no move.
 
         Returns (outcome, done, rows, i, k, log u, scanned, log ratio): outcome "screened" once
         the budget is spent; else the proposal it stopped at, not counted in done and rows:
-        "targeted" (the pair is to be drawn within a component, after the draw of ``scanned``),
-        "split" (rows i and k share a component), "merge" (``log ratio``, the acceptance's
-        log without q, passes ``log u``).
+        "component" or "row" (a split, whose pair the caller draws after the draw of
+        ``scanned``: ``SplitMerge``), "merge" (``log ratio``, the acceptance's log without q,
+        passes ``log u``).
         """
         cdef bitgen_t* bitgen = <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule,
                                                                  "BitGenerator")
@@ -649,7 +678,8 @@ cdef class ComponentScreen:
         cdef uint64_t i = 0, k = 0
         cdef int outcome = SCREENED
         cdef bint scanned = False
-        cdef double log_u = 0.0, log_ratio = 0.0, n_c, n_e
+        cdef double log_u = 0.0, log_ratio = 0.0, n_c, n_e, mechanism
+        cdef double across = <double> n_rows * (n_rows - 1.0) - pairs
         if n_rows < 2 or occupancy.shape[0] < J or rows_from.shape[0] != occupancy.shape[0] + 1:
             raise ValueError("ComponentScreen.screen: fewer than two rows, or the labels' "
                              "arrays do not match J")
@@ -657,17 +687,27 @@ cdef class ComponentScreen:
             with nogil:
                 while done < n_proposals or rows < row_budget:
                     scanned = scans and random_standard_uniform(bitgen) < scanned_share
-                    if splittable and random_standard_uniform(bitgen) < split_share:
-                        outcome = TARGETED
-                        break
-                    i = random_bounded_uint64(bitgen, 0, n_rows - 1, 0, False)
-                    k = random_bounded_uint64(bitgen, 0, n_rows - 2, 0, False)
-                    k += k >= i                     # an ordered pair of distinct rows
+                    if splittable:
+                        mechanism = random_standard_uniform(bitgen)
+                        if mechanism < component_share:
+                            outcome = BY_COMPONENT
+                            break
+                        if mechanism < component_share + row_share:
+                            outcome = BY_ROW
+                            break
+                    if across <= 0.0:       # one component: no pair of two, no move
+                        done += 1
+                        if component_share + row_share <= 0.0:
+                            break           # and never a split: the budget cannot be spent
+                        continue
+                    while True:             # an ordered pair of rows of two components
+                        i = random_bounded_uint64(bitgen, 0, n_rows - 1, 0, False)
+                        k = random_bounded_uint64(bitgen, 0, n_rows - 2, 0, False)
+                        k += k >= i
+                        if z[i] != z[k]:
+                            break
                     log_u = log(random_standard_uniform(bitgen))
                     c, e = z[i], z[k]
-                    if c == e:
-                        outcome = SPLIT
-                        break
                     if (c >= self.capacity or e >= self.capacity or self.sums[c].size < 0
                             or self.sums[e].size < 0):
                         outcome = MISSING
@@ -686,8 +726,10 @@ cdef class ComponentScreen:
                                  + _log_prior_change(occupancy, rows_from, alpha, e, c, n_e)
                                  - log(<double> (J_after - (occupied - 1) + 1))
                                  - _log_split_pair_ratio(
-                                     n_rows, splittable - (n_c >= 2) - (n_e >= 2), n_c, n_e,
-                                     split_share))
+                                     n_rows, splittable - (n_c >= 2) - (n_e >= 2),
+                                     split_rows - n_c * (n_c >= 2) - n_e * (n_e >= 2),
+                                     pairs - n_c * (n_c - 1.0) - n_e * (n_e - 1.0), n_c, n_e,
+                                     component_share, row_share))
                     if log_ratio > log_u:
                         outcome = MERGE
                         break

@@ -57,6 +57,12 @@ MINIBATCH_PILOT_ITER = 400
 #: more time). Its sweeps' cost differs a hundredfold between sources, so a bound in sweeps is
 #: either too short or too dear ("The pilot's length on short rows" in docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_WORK, PASS_ROW_VISITS = 6e10, 128
+#: That pilot's budget of split-merge proposals a sweep, in block rows per row and occupied
+#: component, as SPLIT_MERGE_WORK is the exact sampler's warm-up's. Smaller: at
+#: SPLIT_MERGE_WORK the dominant cluster of the fortunes mixture ends spread over three
+#: components, at 0.05 the short rows' pilots find fewer clusters ("Splits by component and by
+#: row, merges across components" in docs/benchmarks/dp.rst).
+MINIBATCH_PILOT_SPLIT_MERGE_WORK = 0.1
 #: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
 #: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row
 #: gain less than PILOT_TOL of the score, before its sweeps are done: the exact sampler's
@@ -149,12 +155,14 @@ def pilot_bounds(sampler):
 
 
 def pilot_chain(sampler, n_rows):
-    """(sweeps at most, split-merge proposals per sweep, work at most) of the pilot chain on
-    ``n_rows`` rows for the chain of ``sampler``; work None: no bound, and the pilot stops on
-    its score's plateau alone (``init.run_pilot``)."""
+    """(sweeps at most, split-merge proposals per sweep, the budget of "auto" proposals in
+    block rows per row and occupied component (None: none, or SPLIT_MERGE_WORK), work at most)
+    of the pilot chain on ``n_rows`` rows for the chain of ``sampler``; work None: no bound,
+    and the pilot stops on its score's plateau alone (``init.run_pilot``)."""
     if sampler == "gibbs":
-        return PILOT_ITER, min(PILOT_SPLIT_MERGE, n_rows), None
-    return MINIBATCH_PILOT_ITER, "auto", MINIBATCH_PILOT_WORK
+        return PILOT_ITER, min(PILOT_SPLIT_MERGE, n_rows), None, None
+    return (MINIBATCH_PILOT_ITER, "auto", MINIBATCH_PILOT_SPLIT_MERGE_WORK,
+            MINIBATCH_PILOT_WORK)
 
 
 def resolve_split_merge(value):

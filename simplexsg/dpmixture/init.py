@@ -135,9 +135,9 @@ def run_pilot(X, params, seed):
     state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
                       _rng(seed, 0))
     z = _rng(seed, 1).integers(K, size=n_rows)
-    sweeps, proposals, max_work = pilot_chain(params.sampler, n_rows)
+    sweeps, proposals, budget, max_work = pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
-                    proposals)
+                    proposals, split_merge_work=budget)
     X_kernel = kernel_layout(X)        # converted once, not in every sweep's kernels
     move = SplitMerge(X_kernel, params.base, params.restricted_scans)
     executor, rows = LocalExecutor(), np.arange(n_rows)

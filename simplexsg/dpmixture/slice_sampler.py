@@ -53,7 +53,8 @@ from .._ext._dp import log_components
 from ..simplex import scir_transition, to_simplex
 from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, split_merge_count
 
-#: Sticks drawn at a time when the leftover mass must shrink below the smallest slice.
+#: Sticks drawn at a time, at least, when the leftover mass must shrink below the smallest
+#: slice; more where the sticks expected to take it there are more (``sticks_to_draw``).
 NEW_STICKS = 8
 #: Dense values (rows x components) scored at a time by ``log_predictive`` and ``predict``.
 BLOCK_VALUES = 1 << 22
@@ -78,7 +79,9 @@ class Kernel:
     chain's), the base measure's Dirichlet parameter ``base``, the Gamma prior of alpha,
     ``n_jobs``, the split-merge proposals per iteration (``split_merge``: "auto" or an int),
     and for "scir" / "sgrld" the ``step_class`` (``simplexsg.simplex.SCIR`` or ``SGRLD``) with
-    the schedules of the components' and the sticks' steps."""
+    the schedules of the components' and the sticks' steps; ``split_merge_work``: the budget
+    of budgeted "auto" proposals, in block rows per row and occupied component (None:
+    SPLIT_MERGE_WORK)."""
 
     sampler: str
     base: float
@@ -89,6 +92,7 @@ class Kernel:
     step_class: type = None
     step_size: object = None
     stick_step_size: object = None
+    split_merge_work: float = None
 
     @classmethod
     def of(cls, params, sampler):
@@ -106,6 +110,14 @@ def log_weights(sticks):
     log_v, log_1mv = log_sticks[:, 0] - log_total, log_sticks[:, 1] - log_total
     before = np.concatenate([[0.0], np.cumsum(log_1mv)])
     return log_v + before[:-1], before[-1]
+
+
+def sticks_to_draw(log_rest, lowest, alpha):
+    """Sticks to draw from the prior to take the log leftover mass ``log_rest`` down to
+    ``lowest``: each takes alpha's 1 / alpha from it on average (-log(1 - v), v ~ Beta(1,
+    alpha)), so the expected number, and at least NEW_STICKS: a few draws, not one per
+    NEW_STICKS sticks, where alpha is large and the slices small."""
+    return max(NEW_STICKS, int(np.ceil((log_rest - lowest) * alpha)))
 
 
 def prior_sticks(n, alpha, rng):
@@ -155,7 +167,8 @@ def allocate(state, kernel, executor, X, z, rng):
         lowest = log_slice.min()
     sticks, n_before = state.sticks, state.sticks.shape[0]
     while log_rest > lowest:       # sticks first; their components in one draw after
-        sticks = np.vstack([sticks, prior_sticks(NEW_STICKS, state.alpha, rng)])
+        sticks = np.vstack([sticks, prior_sticks(sticks_to_draw(log_rest, lowest, state.alpha),
+                                                 state.alpha, rng)])
         log_w, log_rest = log_weights(sticks)
     # the components some row can join: weight above its slice (rows new to the chain: all);
     # a new one that none can join is not drawn
@@ -176,15 +189,16 @@ def split_merge(state, kernel, move, z, rng, moves_scale=None):
     with ``moves_scale`` (a number): ``split_merge_count(moves_scale, alpha, rows)``
     proposals, a count that z does not decide, so the moves leave p(z | alpha, X) invariant;
     without it (a warm-up, a pilot): MIN_SPLIT_MERGE proposals and more until their blocks
-    held SPLIT_MERGE_WORK x rows x occupied components rows, a budget that stops on what the
-    proposals met. ``move.proposed`` says how many were made."""
+    held ``kernel.split_merge_work`` x rows x occupied components rows, a budget that stops on
+    what the proposals met. ``move.proposed`` says how many were made."""
     if kernel.split_merge == "auto" and moves_scale is not None:
         move.run(z, state.alpha, rng, split_merge_count(moves_scale, state.alpha, z.size),
                  n_jobs=kernel.n_jobs)
     elif kernel.split_merge == "auto":
         occupied = np.count_nonzero(np.bincount(z))
-        move.run(z, state.alpha, rng, MIN_SPLIT_MERGE,
-                 row_budget=SPLIT_MERGE_WORK * z.size * occupied, n_jobs=kernel.n_jobs)
+        work = SPLIT_MERGE_WORK if kernel.split_merge_work is None else kernel.split_merge_work
+        move.run(z, state.alpha, rng, MIN_SPLIT_MERGE, row_budget=work * z.size * occupied,
+                 n_jobs=kernel.n_jobs)
     else:
         move.run(z, state.alpha, rng, kernel.split_merge, n_jobs=kernel.n_jobs)
     missing = int(z.max()) + 1 - state.sticks.shape[0]

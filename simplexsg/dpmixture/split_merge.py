@@ -14,14 +14,19 @@ X_j the summed counts of component j's rows; the multinomial coefficients are th
 every z and are left out). The labels matter: stick-breaking weights are not exchangeable, so
 the move is on labelled allocations, not on bare partitions.
 
-One proposal: an ordered pair of distinct rows (i, k): with probability ``SPLIT_SHARE``, two
-rows of a component drawn uniformly among those of at least two rows; otherwise uniform over
-all pairs. Uniform pairs alone would propose to split a component of n of N rows with
-probability (n / N)^2, so that two small clusters merged in one component (n = 100 of 50,000
-rows: 4e-6) would wait for hundreds of thousands of proposals; the component-first draw splits
-each component about as often, whatever its size. The pair's probability ``q(i, k | z)`` then
-depends on the state, and its ratio between the two states enters each acceptance below
-(``_ext._split_merge.log_split_pair_ratio``).
+One proposal: an ordered pair of distinct rows (i, k), drawn by one of three mechanisms. With
+probability ``SPLIT_SHARE``, a component drawn uniformly among those of at least two rows, then
+two of its rows; with probability ``ROW_SPLIT_SHARE``, a row drawn uniformly among the rows of
+those components, then another of its component; otherwise two rows of two components, drawn
+uniformly among such pairs. The first two propose splits, the third merges. Uniform pairs of
+any two rows would propose to split a component of n of N rows with probability (n / N)^2:
+where one component holds most rows, most proposals would be splits of it, each a pass over
+most rows, while two small clusters merged in a component of a few hundred rows would wait
+for hundreds of thousands of proposals. Drawn by component, each is split about as often
+whatever its size; drawn by row, in proportion to its rows, enough to split a large one
+(docs/benchmarks/dp.rst, "Splits by component and by row, merges across components"). The
+pair's probability ``q(i, k | z)`` depends on the state, and its ratio between the two states
+enters each acceptance below (``_ext._split_merge.log_split_pair_ratio``).
 
 * Same component c: split. The new label e is uniform among the empty labels below J and J
   itself; k moves to e, i stays, and the other rows of c, in a random order, join i's or k's
@@ -73,9 +78,14 @@ from .._ext._split_merge import (ComponentScreen, log_labelled_prior_change,
 __all__ = ["SplitMerge", "log_labelled_prior", "log_labelled_prior_change", "rising_factorials",
            "rows_from_label"]
 
-#: Probability that a proposal's pair of rows is drawn from one component, a split
-#: (docs/benchmarks/dp.rst, "Split proposals within a component").
-SPLIT_SHARE = 0.05
+#: Probability that a proposal is a split of a component drawn uniformly among those of at
+#: least two rows (docs/benchmarks/dp.rst, "Split proposals within a component").
+SPLIT_SHARE = 0.1
+#: Probability that a proposal is a split of the component of a row drawn uniformly among
+#: theirs: a component is split in proportion to its rows. The other proposals are merges of
+#: two rows' components (docs/benchmarks/dp.rst, "Splits by component and by row, merges
+#: across components").
+ROW_SPLIT_SHARE = 0.05
 #: With restricted Gibbs scans (``SplitMerge(scans=...)``), the share of the proposals that
 #: make them; the others are the sequential allocation's alone (docs/benchmarks/dp.rst,
 #: "Restricted Gibbs scans").
@@ -123,8 +133,12 @@ class _Blocks:
     """Rows per label of z (``occupancy``) and each occupied label's rows, sorted (``rows``),
     with what a proposal reads of them (``rows_from``: ``rows_from_label(occupancy)``; ``J``,
     one past the last occupied label; the counts of ``occupied`` labels and of ``splittable``
-    ones, of at least two rows), kept up to date by ``move`` so that a proposal costs the size
-    of its blocks and the labels between its two, not O(n) or O(labels)."""
+    ones, of at least two rows, those labels (``splittable_labels``) and the running total of
+    their rows (``split_ends``), the rows they hold (``split_rows``), the ordered pairs of rows
+    within a component (``pairs``); the labels a split may give its new block,
+    ``labels_to_choose``: the empty ones below J, and J), kept up to date by ``move``, so that
+    a proposal costs the size of its blocks and the labels between its two, not O(n), and
+    the labels once a move, not once a proposal."""
 
     def __init__(self, z):
         self.occupancy = np.bincount(z)
@@ -139,7 +153,13 @@ class _Blocks:
         self.rows_from = rows_from_label(occupancy)
         occupied = np.flatnonzero(occupancy)
         self.J, self.occupied = int(occupied[-1]) + 1, occupied.size
-        self.splittable = int(np.count_nonzero(occupancy >= 2))
+        self.splittable_labels = np.flatnonzero(occupancy >= 2)
+        self.split_ends = np.cumsum(occupancy[self.splittable_labels])
+        self.splittable = self.splittable_labels.size
+        self.split_rows = float(self.split_ends[-1]) if self.splittable else 0.0
+        self.pairs = float(np.sum(occupancy * (occupancy - 1.0)))
+        self.labels_to_choose = np.concatenate([np.flatnonzero(occupancy[:self.J] == 0),
+                                                [self.J]])
 
     def move(self, z, moved, target, source):
         """Relabel the rows ``moved`` (all of label ``source``'s or part of them) to
@@ -157,10 +177,6 @@ class _Blocks:
             del self.rows[source]
         self.rows[target] = np.sort(np.concatenate([self.rows.get(target, moved[:0]), moved]))
         self._count()
-
-    def labels_to_choose(self):
-        """The labels a split may give its new block: the empty ones below J, and J."""
-        return np.concatenate([np.flatnonzero(self.occupancy[:self.J] == 0), [self.J]])
 
 
 class SplitMerge:
@@ -276,12 +292,15 @@ class SplitMerge:
         spent."""
         outcome, tally.done, tally.rows, i, k, log_u, scanned, log_ratio = self.screen.screen(
             rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
-            blocks.occupied, blocks.splittable, alpha, self.scans > 0, SPLIT_SHARE,
-            SCANNED_SHARE, tally.n_proposals, tally.row_budget, tally.done, tally.rows)
+            blocks.occupied, blocks.splittable, blocks.split_rows, blocks.pairs, alpha,
+            self.scans > 0, SPLIT_SHARE, ROW_SPLIT_SHARE, SCANNED_SHARE, tally.n_proposals,
+            tally.row_budget, tally.done, tally.rows)
         if outcome == "screened":
             return None
-        if outcome == "targeted":
+        if outcome == "component":
             i, k, log_u = self._pair_within(blocks, rng)
+        elif outcome == "row":
+            i, k, log_u = self._pair_by_row(blocks, rng)
         c, e = int(z[i]), int(z[k])
         if outcome == "merge":
             members = np.concatenate([blocks.rows[c], blocks.rows[e]])
@@ -292,7 +311,7 @@ class SplitMerge:
         else:
             members = blocks.rows[c]
             others = rng.permutation(members[(members != i) & (members != k)])
-            choices = blocks.labels_to_choose()
+            choices = blocks.labels_to_choose
             e = int(choices[rng.integers(choices.size)])
             proposal = _Split(i, k, c, e, others, rng.random(others.size), log_u, choices.size,
                               members.size)
@@ -319,9 +338,21 @@ class SplitMerge:
     def _pair_within(blocks, rng):
         """(i, k, log u): a pair of distinct rows of a component drawn uniformly among those of
         at least two rows, then the proposal's uniform."""
-        label = np.flatnonzero(blocks.occupancy >= 2)[rng.integers(blocks.splittable)]
+        label = blocks.splittable_labels[rng.integers(blocks.splittable)]
         members = blocks.rows[int(label)]
         i, k = rng.integers(members.size), rng.integers(members.size - 1)
+        return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
+
+    @staticmethod
+    def _pair_by_row(blocks, rng):
+        """(i, k, log u): row i drawn uniformly among the rows of the components of at least two
+        rows, k uniformly among the other rows of its component, then the proposal's
+        uniform."""
+        ends = blocks.split_ends
+        r = int(rng.integers(ends[-1]))
+        at = int(np.searchsorted(ends, r, side="right"))
+        members = blocks.rows[int(blocks.splittable_labels[at])]
+        i, k = r - int(ends[at] - members.size), rng.integers(members.size - 1)
         return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
 
     def sequential_pass(self, i, k, others, side, forced, uniforms, stop_below=-np.inf):
@@ -415,7 +446,10 @@ class _Split(_Proposal):
                                                  self.source, self.target, n_moved)
                      - self.log_q + math.log(self.n_choices)
                      + log_split_pair_ratio(move.n_rows, blocks.splittable - 1,
-                                            self.size - n_moved, n_moved, SPLIT_SHARE))
+                                            blocks.split_rows - self.size,
+                                            blocks.pairs - self.size * (self.size - 1.0),
+                                            self.size - n_moved, n_moved, SPLIT_SHARE,
+                                            ROW_SPLIT_SHARE))
         self.accepted = self.log_u < log_ratio
 
 

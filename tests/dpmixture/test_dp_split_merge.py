@@ -16,8 +16,8 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
-from simplexsg._ext._split_merge import (ComponentScreen, pass_tables, restricted_scans,
-                                         sequential_allocation)
+from simplexsg._ext._split_merge import (ComponentScreen, log_pair_probability, pass_tables,
+                                         restricted_scans, sequential_allocation)
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
@@ -123,8 +123,8 @@ def test_the_screen_refuses_a_component_it_does_not_hold():
     z, occupancy = np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64)
     with pytest.raises(KeyError, match="no component 1"):
         screen.screen(np.random.default_rng(0).bit_generator, z, occupancy,
-                      rows_from_label(occupancy), 2, 2, 0, ALPHA, False, 0.05, 0.5, 1, 0.0, 0,
-                      0.0)
+                      rows_from_label(occupancy), 2, 2, 0, 0.0, 0.0, ALPHA, False, 0.05, 0.05,
+                      0.5, 1, 0.0, 0, 0.0)
 
 
 @pytest.mark.parametrize("forced", [False, True])
@@ -314,6 +314,78 @@ def test_pairs_drawn_mostly_within_a_component_leave_it_invariant(labelled, monk
 
 
 @pytest.mark.slow
+def test_splits_drawn_by_row_leave_it_invariant(labelled, monkeypatch):
+    """The same check with most proposals splits of the component of a row drawn uniformly
+    (``ROW_SPLIT_SHARE`` 0.9): a component is chosen in proportion to its rows, and that
+    probability under each state enters the acceptance right."""
+    monkeypatch.setattr(split_merge, "SPLIT_SHARE", 0.05)
+    monkeypatch.setattr(split_merge, "ROW_SPLIT_SHARE", 0.9)
+    out, kinds = moved_states(*labelled, ALPHA, seed=5)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value > LEVEL, p_value
+    assert kinds.count("split") > kinds.count("merge") > 0.01 * N_DRAWS
+
+
+@pytest.mark.slow
+def test_the_invariance_check_sees_a_wrong_pair_probability(labelled, monkeypatch):
+    """The same check rejects splits whose acceptance leaves out the probability that a row
+    drew their pair: q(i, k | z) must be that of every mechanism that can draw it."""
+    monkeypatch.setattr(split_merge, "SPLIT_SHARE", 0.05)
+    monkeypatch.setattr(split_merge, "ROW_SPLIT_SHARE", 0.9)
+    ratio = split_merge.log_split_pair_ratio
+    monkeypatch.setattr(split_merge, "log_split_pair_ratio",
+                        lambda *args: ratio(*args[:7], 0.0))
+    out, _ = moved_states(*labelled, ALPHA, seed=5)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value < 1e-12, p_value
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_pair_probabilities_of_a_state_sum_to_one(seed):
+    """Over every ordered pair of distinct rows, q(i, k | z) sums to 1, whatever the sizes and
+    the shares (also with no component of two rows, or one holding every row but one); with
+    a single component, to the shares of the splits (the merges' proposals make no move)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, size=rng.integers(1, 7))
+    if seed == 0:
+        sizes = np.ones(4, dtype=np.int64)
+    if seed == 1:
+        sizes = np.array([9, 1])
+    if seed == 2:
+        sizes = np.array([6])
+    component_share, row_share = rng.dirichlet([1.0, 1.0, 1.0])[:2]
+    n, split = sizes.sum(), sizes[sizes >= 2]
+    pairs = float(np.sum(sizes * (sizes - 1.0)))
+    total = sum(np.exp(log_pair_probability(n, split.size, split.sum(), pairs, 0,
+                                            component_share, row_share))
+                for a, b in itertools.permutations(range(sizes.size), 2)
+                for _ in range(sizes[a] * sizes[b]))
+    total += sum(size * (size - 1) * np.exp(log_pair_probability(
+        n, split.size, split.sum(), pairs, size, component_share, row_share)) for size in split)
+    if sizes.size == 1:
+        assert total == pytest.approx(component_share + row_share if n > 1 else 0.0, rel=1e-12)
+    else:
+        assert total == pytest.approx(1.0, rel=1e-12)
+
+
+def test_a_split_by_row_draws_a_component_in_proportion_to_its_rows():
+    """``_pair_by_row`` draws the component of a uniform row among those of at least two rows:
+    Pearson's chi-square of 40,000 draws against n_j / (their rows); i and k distinct, both
+    of it."""
+    z = np.repeat(np.arange(6), [50, 1, 7, 200, 1, 30]).astype(np.int64)
+    blocks = split_merge._Blocks(z)
+    rng = np.random.default_rng(0)
+    drawn = np.array([split_merge.SplitMerge._pair_by_row(blocks, rng)[:2]
+                      for _ in range(40_000)])
+    assert np.all(drawn[:, 0] != drawn[:, 1]) and np.all(z[drawn[:, 0]] == z[drawn[:, 1]])
+    counts = np.bincount(z[drawn[:, 0]], minlength=6)
+    assert counts[1] == counts[4] == 0
+    expected = np.array([50, 7, 200, 30]) / 287 * 40_000
+    statistic = np.sum((counts[[0, 2, 3, 5]] - expected) ** 2 / expected)
+    assert chi2.sf(statistic, 3) > LEVEL
+
+
+@pytest.mark.slow
 def test_moves_with_restricted_scans_leave_it_invariant(labelled):
     """The same check with restricted Gibbs scans in half of the proposals: the last scan's
     probability, forced for a merge's reverse, enters the acceptance right; the scans make
@@ -391,7 +463,9 @@ def test_restricted_scans_split_dense_clusters_the_sequential_allocation_cannot(
 def test_a_small_merged_block_is_split_among_many_rows():
     """Two clusters of 15 rows each, with disjoint categories, share a component beside one
     of 3,000 rows: 300 proposals split them (uniform pairs would propose that split with
-    probability (30 / 3030)^2 = 1e-4 each)."""
+    probability (30 / 3030)^2 = 1e-4 each). A row of either may be left on its own, as the
+    posterior allows; the allocations of the exact sampler's sweeps move such rows, not the
+    moves."""
     rng = np.random.default_rng(4)
     big = rng.multinomial(20, np.full(10, 0.1), size=3000)
     small = np.zeros((30, 14), dtype=np.int64)
@@ -401,8 +475,9 @@ def test_a_small_merged_block_is_split_among_many_rows():
     z = np.r_[np.zeros(3000), np.ones(30)].astype(np.int64)
     move = SplitMerge(X, 0.5)
     move.run(z, 1.0, np.random.default_rng(5), 300)
-    assert len(set(z[3000:3015])) == 1 and len(set(z[3015:])) == 1
-    assert len({z[0], z[3000], z[3015]}) == 3
+    modes = [np.bincount(z[rows]).argmax() for rows in (slice(3000, 3015), slice(3015, None))]
+    assert np.sum(z[3000:3015] == modes[0]) >= 13 and np.sum(z[3015:] == modes[1]) >= 13
+    assert len({z[0], *modes}) == 3 and np.all(z[:3000] == z[0])
 
 
 def run_from_posterior(states, log_p, seed, n_proposals, row_budget=0.0):
@@ -502,9 +577,9 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, monk
     X = np.random.default_rng(2).poisson(0.5, size=(200, 8))
     move = SplitMerge(X, BETA6, scans)
     z_one, z_two = np.zeros(200, dtype=np.int64), np.zeros(200, dtype=np.int64)
-    accepted = move.run(z_one, 1.0, np.random.default_rng(3), 2000, n_jobs=1)
+    accepted = move.run(z_one, 1.0, np.random.default_rng(3), 4000, n_jobs=1)
     passed = move.rows_passed
-    assert move.run(z_two, 1.0, np.random.default_rng(3), 2000, n_jobs=n_jobs) == accepted > 50
+    assert move.run(z_two, 1.0, np.random.default_rng(3), 4000, n_jobs=n_jobs) == accepted > 50
     np.testing.assert_array_equal(z_one, z_two)
     assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
     assert len(dropped) > 5 and sum(dropped) > 5, dropped

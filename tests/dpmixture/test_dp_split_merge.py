@@ -303,24 +303,15 @@ def test_one_move_leaves_the_labelled_posterior_invariant(labelled, moved):
 
 
 @pytest.mark.slow
-def test_pairs_drawn_mostly_within_a_component_leave_it_invariant(labelled, monkeypatch):
-    """The same check with most pairs drawn from one component (``SPLIT_SHARE`` 0.9 for the
-    default's few): the pair's probability under each state enters the acceptance right."""
-    monkeypatch.setattr(split_merge, "SPLIT_SHARE", 0.9)
-    out, kinds = moved_states(*labelled, ALPHA, seed=2)
-    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
-    assert p_value > LEVEL, p_value
-    assert kinds.count("split") > kinds.count("merge") > 0.01 * N_DRAWS
-
-
-@pytest.mark.slow
-def test_splits_drawn_by_row_leave_it_invariant(labelled, monkeypatch):
-    """The same check with most proposals splits of the component of a row drawn uniformly
-    (``ROW_SPLIT_SHARE`` 0.9): a component is chosen in proportion to its rows, and that
-    probability under each state enters the acceptance right."""
-    monkeypatch.setattr(split_merge, "SPLIT_SHARE", 0.05)
-    monkeypatch.setattr(split_merge, "ROW_SPLIT_SHARE", 0.9)
-    out, kinds = moved_states(*labelled, ALPHA, seed=5)
+@pytest.mark.parametrize("by_component, by_row, seed", [(0.9, 0.05, 2), (0.05, 0.9, 5)])
+def test_mostly_splits_leave_it_invariant(labelled, monkeypatch, by_component, by_row, seed):
+    """The same check with most proposals splits of a component drawn uniformly
+    (``SPLIT_SHARE`` 0.9), or of the component of a row drawn uniformly, a component in
+    proportion to its rows (``ROW_SPLIT_SHARE`` 0.9): the pair's probability under each state
+    enters the acceptance right."""
+    monkeypatch.setattr(split_merge, "SPLIT_SHARE", by_component)
+    monkeypatch.setattr(split_merge, "ROW_SPLIT_SHARE", by_row)
+    out, kinds = moved_states(*labelled, ALPHA, seed=seed)
     p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
     assert p_value > LEVEL, p_value
     assert kinds.count("split") > kinds.count("merge") > 0.01 * N_DRAWS

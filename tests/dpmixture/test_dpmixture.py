@@ -649,7 +649,8 @@ def test_sticks_to_draw_take_the_leftover_below_the_slice_in_expectation():
     where NEW_STICKS at a time took hundreds."""
     rng = np.random.default_rng(5)
     n = slice_sampler.sticks_to_draw(-1.0, -21.0, 300.0)
-    assert n == 6000 and slice_sampler.sticks_to_draw(-1.0, -1.001, 300.0) == slice_sampler.NEW_STICKS
+    assert n == 6000
+    assert slice_sampler.sticks_to_draw(-1.0, -1.001, 300.0) == slice_sampler.NEW_STICKS
     falls = np.array([-slice_sampler.log_weights(slice_sampler.prior_sticks(n, 300.0, rng))[1]
                       for _ in range(2000)])
     assert abs(falls.mean() - 20.0) <= 5 * falls.std() / np.sqrt(falls.size)

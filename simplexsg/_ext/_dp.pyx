@@ -29,10 +29,12 @@ cdef extern from *:
 
 
 cdef enum:
-    # below this exp(x) is 0 in double precision (it is from about -745.13 on), so a
-    # candidate that far below the best is given 0 without calling exp: on rows of hundreds of
-    # words most of them are, and exp's path to an underflow is its slowest
-    UNDERFLOW = -746
+    # a candidate this far below the best (nats) is given 0 without calling exp: its share is
+    # under e^-64 (1.6e-28) of the best's, so that even 10^9 of them add less than the
+    # rounding of the total (2^-53 of it), and the draw is the exact one's to rounding. On
+    # rows of tens of words against hundreds of candidates most of them are, and their exps
+    # took a fifth of the kernel's time
+    UNDERFLOW = -64
     # a row's counts added to its candidates' sums in one pass over them: each sum is loaded
     # and stored once for four counts instead of once a count (the same additions, in order)
     COUNTS_AT_ONCE = 4
@@ -55,7 +57,7 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     phi, and the draw is an inverse CDF over the candidates in their labels' order: the same
     draws whatever the layout. The candidates are marked in a bitmap by label, and the two
     sums of the draw walk its set bits, so they cost the candidates and a word per 64 labels,
-    not a test of every label up to the last candidate's. Only the candidates within 746 nats
+    not a test of every label up to the last candidate's. Only the candidates within 64 nats
     of the best cost an exp (``UNDERFLOW``).
     """
     cdef Py_ssize_t j, m, p, end, w, words, K = table.shape[1], candidates = 0

@@ -169,7 +169,8 @@ def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weight
     ``p(j) ∝ 1(w_j >= u_i) [w_j] Mult(x_i | phi_j)``, written here in numpy, whatever order of
     the weights the kernel works in; -1 where no weight reaches the slice. The components below
     every slice are not read (their log phi NaN here). Rows of 6,000 counts put most
-    candidates more than 746 nats below the best, where the kernel skips exp's underflow.
+    candidates more than 64 nats below the best, which the kernel gives 0 without exp: the
+    draws are still those of every candidate's exact share.
     150 components span three words of the kernel's bitmap of candidates, and rows of up to
     23 categories take its four-counts-at-once path and a remainder."""
     rng = np.random.default_rng(5)
@@ -194,12 +195,12 @@ def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weight
     assert np.array_equal(z, expected)
 
 
-@pytest.mark.parametrize("gap, expected", [(740.0, 0), (750.0, 1)])
-def test_the_allocation_keeps_a_subnormal_weight_and_drops_an_underflow(gap, expected):
+@pytest.mark.parametrize("gap, expected", [(60.0, 0), (68.0, 1)])
+def test_the_allocation_drops_a_candidate_only_below_the_totals_rounding(gap, expected):
     """At uniform 0 a row takes the first component in label order of positive weight.
-    Component 0, ``gap`` nats below component 1: at 740 its weight exp(-740) is a subnormal
-    double, positive, and the row takes it; at 750 exp underflows to 0, and the row takes 1.
-    So the kernel gives 0 exactly where exp does, no sooner."""
+    Component 0, ``gap`` nats below component 1: at 60 its share exp(-60) is kept, and the
+    row takes it; at 68, past the kernel's 64 nats, it is 0 (a share below 2^-53 of the total
+    even summed over 10^9 such candidates), and the row takes 1."""
     X = sp.csr_matrix(np.array([[1000.0, 0.0]]))
     log_phi = np.array([[-1.0 - gap / 1000.0, -1.0], [-1.0, -1.0]])
     z = np.empty(1, dtype=np.int64)

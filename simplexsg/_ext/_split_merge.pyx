@@ -2,9 +2,10 @@
 
 ``sequential_allocation`` is the proposal of a split: a block's rows split in two, one row at a
 time, by the Dirichlet-multinomial predictive, returning each side's log marginal;
-``restricted_scans`` refine such a split by restricted Gibbs scans. ``summed_log_marginal``
-scores a block from its summed counts and ``merged_log_marginal_gain`` the merge of two blocks;
-``summed_rows`` sums a block's rows.
+``restricted_scans`` refine such a split by restricted Gibbs scans. ``ComponentScreen`` keeps
+each component's summed counts and log marginal, scores merges from them and draws the
+proposals; ``log_labelled_prior_change`` and ``log_split_pair_ratio`` are the acceptance's
+prior and proposal terms.
 """
 import numpy as np
 
@@ -383,27 +384,28 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
 
 # ---------------------------------------------------------------- components and the screen
 
-cdef double _summed_log_marginal(const double* counts, Py_ssize_t size, Py_ssize_t n_features,
-                                 double base) noexcept nogil:
-    """log DirMult(summed counts | Dirichlet(base)) without the multinomial coefficient,
-    ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]``, of a
-    block given its summed counts at the ``size`` categories it holds (the others add 0): its
-    marginal in O(categories), without a pass over its rows."""
-    cdef Py_ssize_t c
-    cdef double total = 0.0, result = 0.0, log_gamma_base = lgamma(base)
-    for c in range(size):
-        total = total + counts[c]
-        if counts[c] > 0.0:
-            result = result + lgamma(base + counts[c]) - log_gamma_base
-    return result + lgamma(n_features * base) - lgamma(n_features * base + total)
-
-
 cdef inline double _rising_factorial(const double[::1] rising, double base,
                                      double count) noexcept nogil:
     """lgamma(base + count) - lgamma(base), from the table ``rising`` where it holds it."""
     if count < rising.shape[0]:
         return rising[<Py_ssize_t> count]
     return lgamma(base + count) - lgamma(base)
+
+
+cdef double _summed_log_marginal(const double* counts, Py_ssize_t size, Py_ssize_t n_features,
+                                 double base, const double[::1] rising) noexcept nogil:
+    """log DirMult(summed counts | Dirichlet(base)) without the multinomial coefficient,
+    ``lgamma(d base) - lgamma(d base + n) + sum_c [lgamma(base + s_c) - lgamma(base)]``, of a
+    block given its summed counts at the ``size`` categories it holds (the others add 0): its
+    marginal in O(categories), without a pass over its rows; each category's term read from
+    ``rising`` where it holds it (``_rising_factorial``)."""
+    cdef Py_ssize_t c
+    cdef double total = 0.0, result = 0.0
+    for c in range(size):
+        total = total + counts[c]
+        if counts[c] > 0.0:
+            result = result + _rising_factorial(rising, base, counts[c])
+    return result + lgamma(n_features * base) - lgamma(n_features * base + total)
 
 
 cdef struct _Sums:
@@ -629,7 +631,8 @@ cdef class ComponentScreen:
             free(counts)
             raise MemoryError("ComponentScreen: no memory for a component's counts")
         self.sums[label] = _Sums(categories, counts, size,
-                                 _summed_log_marginal(counts, size, self.n_features, self.base))
+                                 _summed_log_marginal(counts, size, self.n_features, self.base,
+                                                      self.rising))
 
     cdef const _Sums* _held(self, Py_ssize_t label) except NULL:
         if not 0 <= label < self.capacity or self.sums[label].size < 0:

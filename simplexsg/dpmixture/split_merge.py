@@ -218,9 +218,11 @@ class SplitMerge:
         per pass (1 + ``scans``) (a budget in work, so the result depends on the seed alone);
         returns how many were accepted. Fewer than two rows admit no proposal (no pair of
         distinct rows): none is made, whatever the budget. ``n_jobs`` > 1: the pass of a
-        proposal of at least ``OVERLAP_ROWS`` rows runs on a thread of its own while the
-        proposals after it are made as if it were rejected, and undone if it is accepted:
-        the same moves, whatever ``n_jobs``."""
+        proposal of at least ``OVERLAP_ROWS`` rows runs on one of ``n_jobs`` threads while
+        this one makes the proposals after it as if it were rejected, undone if it is
+        accepted: the same moves, whatever ``n_jobs``. This thread's own work, Python and the
+        screen, holds the interpreter most of the time, so the passes get ``n_jobs`` threads
+        beside it, not ``n_jobs - 1``."""
         return self._run(z, alpha, rng, n_proposals, row_budget, n_jobs).accepted
 
     def propose(self, z, alpha, rng):
@@ -238,7 +240,7 @@ class SplitMerge:
         self.screen.clear()
         for label, rows in blocks.rows.items():
             self.screen.set(label, rows)
-        workers = max(0, n_jobs - 1)
+        workers = n_jobs if n_jobs > 1 else 0
         with ThreadPoolExecutor(workers) if workers else contextlib.nullcontext() as pool:
             self._pipeline(z, alpha, rng, blocks, tally, pool, workers)
         self.rows_passed += tally.passed

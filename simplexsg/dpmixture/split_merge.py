@@ -252,7 +252,9 @@ class SplitMerge:
         ``OVERLAP_ROWS`` rows goes to one of ``workers`` threads of ``pool`` while this
         thread draws and makes the ones after it, as if it were rejected, up to the first
         that would be accepted; if it is accepted, those are dropped and the generator and
-        the tally go back to where they were after its own draws."""
+        the tally go back to where they were after its own draws. So do the screen's draws
+        after it that spent the budget and left nothing pending: they screened the state
+        before it."""
         pending = collections.deque()          # drawn, not yet settled, in order
         spent = waiting = False                # the budget; an acceptance in ``pending``
         while True:
@@ -260,7 +262,7 @@ class SplitMerge:
                 head = pending.popleft()
                 if head.accepted is None:
                     head.judge(self, blocks, alpha)
-                if head.accepted and pending:
+                if head.accepted and (pending or spent):    # draws after it: made again
                     _drop(pending)
                     rng.bit_generator.state = head.generator_state
                     vars(tally).update(vars(head.tally))

@@ -8,6 +8,8 @@ carry all but ~3e-5 of the mass. The enumeration is checked against the partitio
 formula).
 """
 import itertools
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -580,6 +582,30 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, monk
     move.run(z_two, 1.0, np.random.default_rng(4), 10, row_budget=40_000, n_jobs=n_jobs)
     np.testing.assert_array_equal(z_one, z_two)
     assert move.proposed == proposed > 10
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_the_screens_draws_after_an_accepted_pass_are_undone(n_jobs, monkeypatch):
+    """Passes on a pool's threads slowed down, so that this thread screens every remaining
+    proposal (the budget spent, none left pending) before the pass ahead of them is decided:
+    when that pass is accepted, those draws were made on the state before it and are made
+    again after it. The same moves, proposals and generator state as one thread."""
+    monkeypatch.setattr(split_merge, "OVERLAP_ROWS", 0)
+    for kind in (split_merge._Split, split_merge._Merge):
+        def slowed(self, move, pass_over=kind.pass_over):
+            if threading.current_thread() is not threading.main_thread():
+                time.sleep(0.002)
+            pass_over(self, move)
+        monkeypatch.setattr(kind, "pass_over", slowed)
+    X = np.random.default_rng(2).poisson(0.5, size=(200, 8))
+    move = SplitMerge(X, BETA6)
+    ends = []
+    for jobs in (1, n_jobs):
+        z, rng = np.zeros(200, dtype=np.int64), np.random.default_rng(3)
+        accepted = [move.run(z, 1.0, rng, 40, n_jobs=jobs) for _ in range(20)]
+        ends.append((z, accepted, move.proposed, rng.random()))
+    np.testing.assert_array_equal(ends[0][0], ends[1][0])
+    assert ends[0][1:] == ends[1][1:] and sum(ends[0][1]) > 10
 
 
 def test_a_matrix_in_the_kernels_layout_is_shared_and_moves_the_same():

@@ -32,8 +32,8 @@ cdef enum:
     # a candidate this far below the best (nats) is given 0 without calling exp: its share is
     # under e^-64 (1.6e-28) of the best's, so that even 10^9 of them add less than the
     # rounding of the total (2^-53 of it), and the draw is the exact one's to rounding. On
-    # rows of tens of words against hundreds of candidates most of them are, and their exps
-    # took a fifth of the kernel's time
+    # rows of tens of words against hundreds of candidates most of them are (docs/benchmarks/
+    # dp.rst, "The news rows' sweep")
     UNDERFLOW = -64
     # a row's counts added to its candidates' sums in one pass over them: each sum is loaded
     # and stored once for four counts instead of once a count (the same additions, in order)

@@ -222,7 +222,7 @@ class SplitMerge:
         this one makes the proposals after it as if it were rejected, undone if it is
         accepted: the same moves, whatever ``n_jobs``. This thread's own work, Python and the
         screen, holds the interpreter most of the time, so the passes get ``n_jobs`` threads
-        beside it, not ``n_jobs - 1``."""
+        of their own beside it."""
         return self._run(z, alpha, rng, n_proposals, row_budget, n_jobs).accepted
 
     def propose(self, z, alpha, rng):

@@ -114,8 +114,8 @@ def log_weights(sticks):
 
 def sticks_to_draw(log_rest, lowest, alpha):
     """Sticks to draw from the prior to take the log leftover mass ``log_rest`` down to
-    ``lowest``: each takes alpha's 1 / alpha from it on average (-log(1 - v), v ~ Beta(1,
-    alpha)), so the expected number, and at least NEW_STICKS: a few draws, not one per
+    ``lowest``: each takes 1 / alpha from it on average (-log(1 - v), v ~ Beta(1, alpha)),
+    so the expected number, and at least NEW_STICKS: a few draws, not one per
     NEW_STICKS sticks, where alpha is large and the slices small."""
     return max(NEW_STICKS, int(np.ceil((log_rest - lowest) * alpha)))
 

@@ -342,10 +342,8 @@ class SplitMerge:
     def _pair_within(blocks, rng):
         """(i, k, log u): a pair of distinct rows of a component drawn uniformly among those of
         at least two rows, then the proposal's uniform."""
-        label = blocks.splittable_labels[rng.integers(blocks.splittable)]
-        members = blocks.rows[int(label)]
-        i, k = rng.integers(members.size), rng.integers(members.size - 1)
-        return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
+        members = blocks.rows[int(blocks.splittable_labels[rng.integers(blocks.splittable)])]
+        return SplitMerge._with_another(members, int(rng.integers(members.size)), rng)
 
     @staticmethod
     def _pair_by_row(blocks, rng):
@@ -356,7 +354,13 @@ class SplitMerge:
         r = int(rng.integers(ends[-1]))
         at = int(np.searchsorted(ends, r, side="right"))
         members = blocks.rows[int(blocks.splittable_labels[at])]
-        i, k = r - int(ends[at] - members.size), rng.integers(members.size - 1)
+        return SplitMerge._with_another(members, r - int(ends[at] - members.size), rng)
+
+    @staticmethod
+    def _with_another(members, i, rng):
+        """(row ``members[i]``, another of ``members`` drawn uniformly, log u): the pair's
+        second row and the proposal's uniform, drawn the same way by either mechanism."""
+        k = rng.integers(members.size - 1)
         return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
 
     def sequential_pass(self, i, k, others, side, forced, uniforms, stop_below=-np.inf):

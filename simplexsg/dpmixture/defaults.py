@@ -86,6 +86,17 @@ PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
 #: to tell them apart ("The DP mixture at scale" and "The pilot's rows" in
 #: docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
+#: The exact sampler's pilot start, when the pilot saw a subset of the rows, adds the clusters
+#: of a second pilot chain on the rows the first one's clusters explain worst
+#: (``init.with_residual_clusters``): the RESIDUAL_SHARE of the rows with the lowest log
+#: likelihood per count under their component against the data's unigram profile (at most a
+#: minibatch sampler's pilot's rows and stored counts), started at random from
+#: RESIDUAL_COMPONENTS components, with a minibatch sampler's pilot moves and stopping rule
+#: and at most RESIDUAL_PILOT_WORK visits. The first pilot's few thousand rows hold the large
+#: clusters; small ones, of short rows, need many rows, and a random start on every row cuts a
+#: dominant cluster into pieces that the moves merge only after hundreds of sweeps ("The exact
+#: sampler's start" in docs/benchmarks/dp.rst).
+RESIDUAL_SHARE, RESIDUAL_COMPONENTS, RESIDUAL_PILOT_WORK = 0.5, 100, 1.5e10
 #: ``split_merge="auto"`` in the warm-up of the exact sampler (at least SPLIT_MERGE_WARMUP
 #: sweeps, until its chain settles: ``training.Trainer._end_warmup``) and in every sweep of a
 #: pilot chain: at least MIN_SPLIT_MERGE proposals per iteration, and more until their blocks
@@ -104,7 +115,8 @@ class Stream(enum.IntEnum):
     fit's result depends on them, so they never change."""
 
     #: The start of a chain; index 0: the initial state, 1: random allocations, 2: the pilot's
-    #: rows and everything after the pilot, 3: the pilot chain's own seed.
+    #: rows and everything after the pilot, 3: the pilot chain's own seed, 4: the second
+    #: pilot's (``RESIDUAL_SHARE``).
     INIT = 0
     #: The order of a pass (its permutation, or a stream's shuffle buffer); index: the pass.
     ORDER = 1
@@ -163,6 +175,14 @@ def pilot_chain(sampler, n_rows):
         return PILOT_ITER, min(PILOT_SPLIT_MERGE, n_rows), None, None
     return (MINIBATCH_PILOT_ITER, "auto", MINIBATCH_PILOT_SPLIT_MERGE_WORK,
             MINIBATCH_PILOT_WORK)
+
+
+def residual_chain():
+    """``pilot_chain``'s tuple for the second pilot chain of the exact sampler's start
+    (``RESIDUAL_SHARE``): a minibatch sampler's pilot, its work bounded by
+    RESIDUAL_PILOT_WORK."""
+    return (MINIBATCH_PILOT_ITER, "auto", MINIBATCH_PILOT_SPLIT_MERGE_WORK,
+            RESIDUAL_PILOT_WORK)
 
 
 def resolve_split_merge(value):

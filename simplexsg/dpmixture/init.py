@@ -25,8 +25,8 @@ from ..simplex import scir_transition
 from ..stopping import Plateau
 from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS,
                        PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_PATIENCE,
-                       PILOT_TIME_SHARE, PILOT_TOL, SHUFFLE_BATCHES, Stream, pilot_bounds,
-                       pilot_chain)
+                       PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_COMPONENTS, RESIDUAL_SHARE,
+                       SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain, residual_chain)
 from .local import LocalExecutor, kernel_layout
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
                             allocation_visits, iterate, log_predictive, new_state, summary)
@@ -59,8 +59,50 @@ def matrix_start(X, state, params, seed, executor):
         n = params.init_rows
     rows = np.sort(order[:n])
     state = start_from_pilot(executor.read(X, rows), rows.size < X.shape[0], params, seed, rng)
-    return allocate(state, Kernel.of(params, params.sampler), executor,
-                    executor.take(X, None), None, rng)
+    kernel = Kernel.of(params, params.sampler)
+    if params.sampler == "gibbs" and rows.size < X.shape[0]:
+        state = with_residual_clusters(X, state, params, seed, kernel, rng)
+    return allocate(state, kernel, executor, executor.take(X, None), None, rng)
+
+
+def with_residual_clusters(X, state, params, seed, kernel, rng):
+    """``state`` (a pilot's, on a subset of the CSR rows X in this process) with the clusters
+    of a second pilot chain on the rows its clusters explain worst (``residual_rows``, after
+    an allocation of every row ``∝ w_j Mult(x | phi_j)``): started at random from
+    RESIDUAL_COMPONENTS components, with the moves and stopping rule of ``residual_chain``.
+    Each first cluster's weight is its share of the rows, each second one's its weight in
+    the second pilot times that pilot's share of the rows."""
+    state, z = allocate(state, kernel, LocalExecutor(), X, None, rng)
+    found = summary(state, z)
+    rows = residual_rows(X, found, params.base)
+    if X[rows].sum() == 0:
+        return state
+    second, extra = run_pilot(X[rows], params, substream(seed, Stream.INIT, 4),
+                              chain=residual_chain(), components=RESIDUAL_COMPONENTS)
+    share = rows.size / X.shape[0]
+    weights = np.concatenate([np.bincount(found.labels) / X.shape[0] * (1.0 - share),
+                              extra.weights * share])
+    theta = np.vstack([state.theta[found.occupied], second.theta[extra.occupied]])
+    return ChainState(theta, _sticks(weights / weights.sum(), state.alpha), state.alpha)
+
+
+def residual_rows(X, found, base):
+    """Sorted indices of the rows of X (CSR) that the clusters of ``found`` (a ``Summary``
+    of X) explain worst: the RESIDUAL_SHARE of them with the lowest log likelihood per
+    count under their component against the unigram profile of X (its column sums plus
+    ``base``), at most the rows and stored counts of ``pilot_bounds("scir")``."""
+    n = X.shape[0]
+    row_of = np.repeat(np.arange(n), np.diff(X.indptr))
+    log_phi = np.log(found.components)
+    fit = np.bincount(row_of, X.data * log_phi[found.labels[row_of], X.indices], minlength=n)
+    unigram = np.asarray(X.sum(axis=0)).ravel() + base
+    gain = (fit - X @ np.log(unigram / unigram.sum())) / np.maximum(
+        np.asarray(X.sum(axis=1)).ravel(), 1.0)
+    worst = np.argsort(gain, kind="stable")
+    max_rows, max_entries = pilot_bounds("scir")
+    entries = np.cumsum(np.diff(X.indptr)[worst])
+    k = min(int(RESIDUAL_SHARE * n), max_rows, int(np.searchsorted(entries, max_entries, "right")))
+    return np.sort(worst[:k])
 
 
 def stream_start(stream, state, params, seed):
@@ -118,10 +160,11 @@ def monitor_rows(n_rows, rng):
     return np.sort(rng.choice(n_rows, MONITOR_ROWS, replace=False))
 
 
-def run_pilot(X, params, seed):
+def run_pilot(X, params, seed, chain=None, components=None):
     """The pilot chain on the CSR rows X: the exact sampler with the sweeps and split-merge
-    proposals of ``pilot_chain`` for the chain of ``params.sampler``, from a random start, its
-    draws derived from ``seed``. It stops before its sweeps are done on a plateau of its own
+    proposals of ``chain`` (None: ``pilot_chain`` for the chain of ``params.sampler``), from
+    a random start with ``components`` (None: ``params.initial_components``), its draws
+    derived from ``seed``. It stops before its sweeps are done on a plateau of its own
     check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
     ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with a bound on its work (that of
     ``pilot_chain``), only once its occupied components have also settled (``settled``), and
@@ -131,11 +174,11 @@ def run_pilot(X, params, seed):
     state and that state's ``Summary``."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
-    n_rows, K = X.shape[0], params.initial_components
+    n_rows, K = X.shape[0], components or params.initial_components
     state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
                       _rng(seed, 0))
     z = _rng(seed, 1).integers(K, size=n_rows)
-    sweeps, proposals, budget, max_work = pilot_chain(params.sampler, n_rows)
+    sweeps, proposals, budget, max_work = chain or pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
                     proposals, split_merge_work=budget)
     X_kernel = kernel_layout(X)        # converted once, not in every sweep's kernels
@@ -181,7 +224,14 @@ def over_provision(state, found, X_pilot, copies, base, rng):
     counts = LocalExecutor.counts(X_pilot, found.labels, found.occupied.size)
     shape = base + np.repeat(counts, copies, axis=0)
     theta = scir_transition(np.ones_like(shape), shape, np.inf, rng)
-    weights = np.repeat(found.weights / copies, copies) * (1.0 - LEFTOVER_TOLERANCE)
+    return ChainState(theta, _sticks(np.repeat(found.weights / copies, copies), state.alpha),
+                      state.alpha)
+
+
+def _sticks(weights, alpha):
+    """Stick pairs (J, 2) of the weights (J,), summing to 1, less LEFTOVER_TOLERANCE for the
+    sticks after them, with the pseudo-counts 1 + alpha of a Beta(1, alpha) stick."""
+    weights = weights * (1.0 - LEFTOVER_TOLERANCE)
     before = 1.0 - np.concatenate([[0.0], np.cumsum(weights)[:-1]])
     v = weights / before
-    return ChainState(theta, np.column_stack([v, 1.0 - v]) * (1.0 + state.alpha), state.alpha)
+    return np.column_stack([v, 1.0 - v]) * (1.0 + alpha)

@@ -657,6 +657,57 @@ def test_sticks_to_draw_take_the_leftover_below_the_slice_in_expectation():
     assert abs(falls.mean() - 20.0) <= 5 * falls.std() / np.sqrt(falls.size)
 
 
+def test_the_residual_rows_are_those_the_clusters_explain_worst(monkeypatch):
+    """``residual_rows``: with one cluster's component only, the rows of a second cluster
+    come first, up to RESIDUAL_SHARE of the rows; at most the minibatch pilot's rows and
+    stored counts."""
+    from simplexsg.dpmixture import init
+    X, labels = make_multinomial_mixture(3000, 60, 2, weights=[0.8, 0.2], concentration=0.1,
+                                         row_length=8, random_state=3)[:2]
+    X = sp.csr_array(X)
+    big = np.argmax(np.bincount(labels))
+    counts = np.asarray(X[labels == big].sum(axis=0)).ravel() + 0.5
+    found = slice_sampler.Summary(np.array([0]), np.array([1.0]),
+                                  (counts / counts.sum())[None], np.zeros(3000, dtype=int))
+    rows = init.residual_rows(X, found, 0.5)
+    assert rows.size == int(defaults.RESIDUAL_SHARE * 3000) and np.all(np.diff(rows) > 0)
+    small = np.flatnonzero(labels != big)
+    assert np.isin(small, rows).mean() > 0.95          # nearly all of the other cluster's rows
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ROWS", 100)
+    assert init.residual_rows(X, found, 0.5).size == 100
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ENTRIES", 50)
+    rows = init.residual_rows(X, found, 0.5)
+    assert X[rows].nnz <= 50 and rows.size >= 50 // 8          # rows of at most 8 counts
+
+
+@pytest.mark.parametrize("sampler, rows, second", [("gibbs", 500, True), ("gibbs", None, False),
+                                                   ("scir", 500, False)])
+def test_the_exact_samplers_pilot_start_adds_a_second_pilot_on_the_residual_rows(
+        sampler, rows, second, mixture, monkeypatch):
+    """The exact sampler's start, when its pilot saw a subset of the rows, runs a second
+    pilot chain on ``residual_rows`` from RESIDUAL_COMPONENTS components with
+    ``residual_chain``'s sweeps and moves, and starts from both pilots' clusters; not when the
+    pilot saw every row, nor for SCIR."""
+    from simplexsg.dpmixture import init
+    calls, run = [], init.run_pilot
+
+    def recorded(X, params, seed, chain=None, components=None):
+        state, found = run(X, params, seed, chain, components)
+        calls.append((X.shape[0], chain, components, found.occupied.size))
+        return state, found
+
+    monkeypatch.setattr(init, "run_pilot", recorded)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 10)
+    monkeypatch.setattr(defaults, "PILOT_ITER", 10)
+    model = DPMixture(sampler, max_iter=1, init_rows=rows, random_state=0).fit(mixture[0])
+    assert len(calls) == 1 + second
+    if second:
+        assert calls[1][:3] == (int(defaults.RESIDUAL_SHARE * 2000), defaults.residual_chain(),
+                                defaults.RESIDUAL_COMPONENTS)
+        assert calls[1][3] >= 1
+    assert model.n_iter_ == 1
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path, monkeypatch):
     """``init_rows=None``: the exact sampler's pilot holds PILOT_ROWS rows at most, a minibatch

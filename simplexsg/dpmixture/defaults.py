@@ -96,7 +96,7 @@ MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
 #: clusters; small ones, of short rows, need many rows, and a random start on every row cuts a
 #: dominant cluster into pieces that the moves merge only after hundreds of sweeps ("The exact
 #: sampler's start" in docs/benchmarks/dp.rst).
-RESIDUAL_SHARE, RESIDUAL_COMPONENTS, RESIDUAL_PILOT_WORK = 0.5, 100, 1.5e10
+RESIDUAL_SHARE, RESIDUAL_COMPONENTS, RESIDUAL_PILOT_WORK = 0.5, 100, 5e9
 #: ``split_merge="auto"`` in the warm-up of the exact sampler (at least SPLIT_MERGE_WARMUP
 #: sweeps, until its chain settles: ``training.Trainer._end_warmup``) and in every sweep of a
 #: pilot chain: at least MIN_SPLIT_MERGE proposals per iteration, and more until their blocks

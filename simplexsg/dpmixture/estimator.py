@@ -59,7 +59,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its clusters explain
         worst (lowest log likelihood per count against the data's unigram profile), from
         ``RESIDUAL_COMPONENTS`` (100) random components, with the moves and stopping rule of
-        the "scir" pilot and at most ``RESIDUAL_PILOT_WORK`` (1.5e10) visits; the chain
+        the "scir" pilot and at most ``RESIDUAL_PILOT_WORK`` (5e9) visits; the chain
         starts from both pilots' clusters: the small clusters of short rows need more rows
         than the first pilot holds (docs/benchmarks/dp.rst, "The exact sampler's start").
         "random": ``initial_components`` components from the base measure, rows allocated

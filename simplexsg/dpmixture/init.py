@@ -29,7 +29,8 @@ from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS,
                        SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain, residual_chain)
 from .local import LocalExecutor, kernel_layout
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
-                            allocation_visits, iterate, log_predictive, new_state, summary)
+                            allocation_visits, iterate, log_predictive, new_state, row_blocks,
+                            summary)
 from .split_merge import SplitMerge
 
 
@@ -75,9 +76,10 @@ def with_residual_clusters(X, state, params, seed, kernel, rng):
     state, z = allocate(state, kernel, LocalExecutor(), X, None, rng)
     found = summary(state, z)
     rows = residual_rows(X, found, params.base)
-    if X[rows].sum() == 0:
+    X_rows = X[rows]
+    if X_rows.sum() == 0:
         return state
-    second, extra = run_pilot(X[rows], params, substream(seed, Stream.INIT, 4),
+    second, extra = run_pilot(X_rows, params, substream(seed, Stream.INIT, 4),
                               chain=residual_chain(), components=RESIDUAL_COMPONENTS)
     share = rows.size / X.shape[0]
     weights = np.concatenate([np.bincount(found.labels) / X.shape[0] * (1.0 - share),
@@ -91,10 +93,14 @@ def residual_rows(X, found, base):
     of X) explain worst: the RESIDUAL_SHARE of them with the lowest log likelihood per
     count under their component against the unigram profile of X (its column sums plus
     ``base``), at most the rows and stored counts of ``pilot_bounds("scir")``."""
-    n = X.shape[0]
-    row_of = np.repeat(np.arange(n), np.diff(X.indptr))
-    log_phi = np.log(found.components)
-    fit = np.bincount(row_of, X.data * log_phi[found.labels[row_of], X.indices], minlength=n)
+    n, log_phi = X.shape[0], np.log(found.components)
+    fit = np.empty(n)
+    for block in row_blocks(n, max(1, int(np.max(np.diff(X.indptr), initial=1)))):
+        part = X[block]                # a block at a time: the gathers hold its entries only
+        row_of = np.repeat(np.arange(part.shape[0]), np.diff(part.indptr))
+        fit[block] = np.bincount(row_of, part.data * log_phi[found.labels[block][row_of],
+                                                             part.indices],
+                                 minlength=part.shape[0])
     unigram = np.asarray(X.sum(axis=0)).ravel() + base
     gain = (fit - X @ np.log(unigram / unigram.sum())) / np.maximum(
         np.asarray(X.sum(axis=1)).ravel(), 1.0)

@@ -86,7 +86,8 @@ PILOT_ROWS, PILOT_ENTRIES = 5000, 100_000
 #: to tell them apart ("The DP mixture at scale" and "The pilot's rows" in
 #: docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
-#: The exact sampler's pilot start, when the pilot saw a subset of the rows, adds the clusters
+#: The exact sampler's pilot start, when the pilot saw a subset of the rows and they hold
+#: fewer than RESIDUAL_BELOW_ENTRIES stored counts (short rows), adds the clusters
 #: of a second pilot chain on the rows the first one's clusters explain worst
 #: (``init.with_residual_clusters``): the RESIDUAL_SHARE of the rows with the lowest log
 #: likelihood per count under their component against the data's unigram profile (at most a
@@ -94,9 +95,11 @@ MINIBATCH_PILOT_ROWS, MINIBATCH_PILOT_ENTRIES = 200_000, 5_000_000
 #: RESIDUAL_COMPONENTS components, with a minibatch sampler's pilot moves and stopping rule
 #: and at most RESIDUAL_PILOT_WORK visits. The first pilot's few thousand rows hold the large
 #: clusters; small ones, of short rows, need many rows, and a random start on every row cuts a
-#: dominant cluster into pieces that the moves merge only after hundreds of sweeps ("The exact
-#: sampler's start" in docs/benchmarks/dp.rst).
+#: dominant cluster into pieces that the moves merge only after hundreds of sweeps. Where
+#: the first pilot's rows are long, it already holds PILOT_ENTRIES counts, and a second pilot
+#: gains nothing and costs time ("The exact sampler's start" in docs/benchmarks/dp.rst).
 RESIDUAL_SHARE, RESIDUAL_COMPONENTS, RESIDUAL_PILOT_WORK = 0.5, 100, 5e9
+RESIDUAL_BELOW_ENTRIES = PILOT_ENTRIES // 2
 #: ``split_merge="auto"`` in the warm-up of the exact sampler (at least SPLIT_MERGE_WARMUP
 #: sweeps, until its chain settles: ``training.Trainer._end_warmup``) and in every sweep of a
 #: pilot chain: at least MIN_SPLIT_MERGE proposals per iteration, and more until their blocks

@@ -55,13 +55,15 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         the machine).
         Every row is then allocated to them ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on
         a subset that found fewer than ``initial_components`` clusters starts SCIR from
-        copies of each, that many in all. For "gibbs", a pilot on a subset is followed by a
-        second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its clusters explain
-        worst (lowest log likelihood per count against the data's unigram profile), from
-        ``RESIDUAL_COMPONENTS`` (100) random components, with the moves and stopping rule of
-        the "scir" pilot and at most ``RESIDUAL_PILOT_WORK`` (5e9) visits; the chain
-        starts from both pilots' clusters: the small clusters of short rows need more rows
-        than the first pilot holds (docs/benchmarks/dp.rst, "The exact sampler's start").
+        copies of each, that many in all. For "gibbs", a pilot on a subset whose rows hold
+        fewer than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts (short rows) is
+        followed by a second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its
+        clusters explain worst (lowest log likelihood per count against the data's unigram
+        profile), from ``RESIDUAL_COMPONENTS`` (100) random components, with the moves and
+        stopping rule of the "scir" pilot and at most ``RESIDUAL_PILOT_WORK`` (5e9) visits;
+        the chain starts from both pilots' clusters: the small clusters of short rows need
+        more rows than the first pilot holds (docs/benchmarks/dp.rst, "The exact sampler's
+        start").
         "random": ``initial_components`` components from the base measure, rows allocated
         uniformly. Either way the chain targets the same posterior.
     init_rows : int or None, default None

@@ -25,8 +25,9 @@ from ..simplex import scir_transition
 from ..stopping import Plateau
 from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS,
                        PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_PATIENCE,
-                       PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_COMPONENTS, RESIDUAL_SHARE,
-                       SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain, residual_chain)
+                       PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_BELOW_ENTRIES, RESIDUAL_COMPONENTS,
+                       RESIDUAL_SHARE, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain,
+                       residual_chain)
 from .local import LocalExecutor, kernel_layout
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
                             allocation_visits, iterate, log_predictive, new_state, row_blocks,
@@ -59,9 +60,11 @@ def matrix_start(X, state, params, seed, executor):
     else:
         n = params.init_rows
     rows = np.sort(order[:n])
-    state = start_from_pilot(executor.read(X, rows), rows.size < X.shape[0], params, seed, rng)
+    X_pilot = executor.read(X, rows)
+    state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng)
     kernel = Kernel.of(params, params.sampler)
-    if params.sampler == "gibbs" and rows.size < X.shape[0]:
+    if (params.sampler == "gibbs" and rows.size < X.shape[0]
+            and X_pilot.nnz < RESIDUAL_BELOW_ENTRIES):
         state = with_residual_clusters(X, state, params, seed, kernel, rng)
     return allocate(state, kernel, executor, executor.take(X, None), None, rng)
 

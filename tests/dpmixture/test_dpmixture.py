@@ -680,15 +680,19 @@ def test_the_residual_rows_are_those_the_clusters_explain_worst(monkeypatch):
     assert X[rows].nnz <= 50 and rows.size >= 50 // 8          # rows of at most 8 counts
 
 
-@pytest.mark.parametrize("sampler, rows, second", [("gibbs", 500, True), ("gibbs", None, False),
-                                                   ("scir", 500, False)])
+@pytest.mark.parametrize("sampler, rows, below, second", [
+    ("gibbs", 500, None, True), ("gibbs", None, None, False), ("scir", 500, None, False),
+    ("gibbs", 500, 100, False)])
 def test_the_exact_samplers_pilot_start_adds_a_second_pilot_on_the_residual_rows(
-        sampler, rows, second, mixture, monkeypatch):
-    """The exact sampler's start, when its pilot saw a subset of the rows, runs a second
-    pilot chain on ``residual_rows`` from RESIDUAL_COMPONENTS components with
-    ``residual_chain``'s sweeps and moves, and starts from both pilots' clusters; not when the
-    pilot saw every row, nor for SCIR."""
+        sampler, rows, below, second, mixture, monkeypatch):
+    """The exact sampler's start, when its pilot saw a subset of the rows holding fewer than
+    RESIDUAL_BELOW_ENTRIES stored counts, runs a second pilot chain on ``residual_rows`` from
+    RESIDUAL_COMPONENTS components with ``residual_chain``'s sweeps and moves, and starts from
+    both pilots' clusters; not when the pilot saw every row, nor when its rows hold that many
+    counts (500 rows of up to 20 against a bound of 100), nor for SCIR."""
     from simplexsg.dpmixture import init
+    if below is not None:
+        monkeypatch.setattr(init, "RESIDUAL_BELOW_ENTRIES", below)
     calls, run = [], init.run_pilot
 
     def recorded(X, params, seed, chain=None, components=None):

@@ -31,7 +31,7 @@ from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS,
 from .local import LocalExecutor, kernel_layout
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
                             allocation_visits, iterate, log_predictive, new_state, row_blocks,
-                            summary)
+                            row_sums, summary)
 from .split_merge import SplitMerge
 
 
@@ -98,12 +98,10 @@ def residual_rows(X, found, base):
     ``base``), at most the rows and stored counts of ``pilot_bounds("scir")``."""
     n, log_phi = X.shape[0], np.log(found.components)
     fit = np.empty(n)
-    for block in row_blocks(n, max(1, int(np.max(np.diff(X.indptr), initial=1)))):
+    for block in row_blocks(n, int(np.diff(X.indptr).max(initial=1))):
         part = X[block]                # a block at a time: the gathers hold its entries only
-        row_of = np.repeat(np.arange(part.shape[0]), np.diff(part.indptr))
-        fit[block] = np.bincount(row_of, part.data * log_phi[found.labels[block][row_of],
-                                                             part.indices],
-                                 minlength=part.shape[0])
+        labels = np.repeat(found.labels[block], np.diff(part.indptr))
+        fit[block] = row_sums(part, part.data * log_phi[labels, part.indices])
     unigram = np.asarray(X.sum(axis=0)).ravel() + base
     gain = (fit - X @ np.log(unigram / unigram.sum())) / np.maximum(
         np.asarray(X.sum(axis=1)).ravel(), 1.0)

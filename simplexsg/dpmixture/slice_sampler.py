@@ -348,7 +348,7 @@ def summary(state, z, n_total=None):
                    to_simplex(state.theta[occupied]), relabel[z])
 
 
-def _row_sums(X, values):
+def row_sums(X, values):
     """Sum of ``values`` (one per stored entry of CSR X) over each row's entries."""
     return np.bincount(np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), values,
                        minlength=X.shape[0])
@@ -356,7 +356,7 @@ def _row_sums(X, values):
 
 def log_multinomial_coefficient(X):
     """log(n_i! / prod_c x_ic!) per row (n_rows,) of CSR counts X."""
-    return gammaln(np.asarray(X.sum(axis=1)).ravel() + 1.0) - _row_sums(X, gammaln(X.data + 1.0))
+    return gammaln(np.asarray(X.sum(axis=1)).ravel() + 1.0) - row_sums(X, gammaln(X.data + 1.0))
 
 
 def row_blocks(n_rows, width):
@@ -388,6 +388,6 @@ def _block_log_predictive(X, log_phi, log_w, log_rest, base):
     d = X.shape[1]
     totals = np.asarray(X.sum(axis=1)).ravel()
     log_base = (gammaln(d * base) - gammaln(d * base + totals)
-                + _row_sums(X, gammaln(base + X.data) - gammaln(base)))
+                + row_sums(X, gammaln(base + X.data) - gammaln(base)))
     log_joint = np.column_stack([log_joint, log_rest + log_base])
     return logsumexp(log_joint, axis=1) + log_multinomial_coefficient(X)

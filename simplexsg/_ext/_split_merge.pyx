@@ -84,6 +84,33 @@ cdef bint _log_predictives(const int64_t[::1] indptr, const int64_t[::1] indices
     return True
 
 
+cdef double _merged_predictive(const int64_t[::1] indptr, const int64_t[::1] indices,
+                              const double[::1] data, Py_ssize_t i, const double* counts0,
+                              const double* counts1, _Rising* rising, double log_norm,
+                              double log_norm_after) noexcept nogil:
+    """log p(x_i | the rows of blocks 0 and 1 together), as ``_log_predictives`` for the
+    block whose counts are ``counts0 + counts1`` and whose ``lgamma(total + d base)`` is
+    ``log_norm`` (``log_norm_after`` with the row joined); NaN if the table cannot grow."""
+    cdef Py_ssize_t p, c, before, after
+    cdef double result = log_norm - log_norm_after
+    for p in range(indptr[i], indptr[i + 1]):
+        c = indices[p]
+        before = <Py_ssize_t> (counts0[c] + counts1[c])
+        after = before + <Py_ssize_t> data[p]
+        if after >= rising.size and not _reach(rising, after):
+            return NAN
+        result = result + rising.values[after] - rising.values[before]
+    return result
+
+
+cdef inline double _prefix_ratio(const double[::1] marginals, double merged_marginal,
+                                 double log_q, const double* sizes) noexcept nogil:
+    """A split's log ratio on the rows it has allocated: the sides' log marginals less the
+    merged block's, less log q, plus the sides' lgamma(n) less the block's."""
+    return (marginals[0] + marginals[1] - merged_marginal - log_q
+            + lgamma(sizes[0]) + lgamma(sizes[1]) - lgamma(sizes[0] + sizes[1]))
+
+
 cdef double _row_total(const int64_t[::1] indptr, const double[::1] data,
                        Py_ssize_t i) noexcept nogil:
     cdef Py_ssize_t p
@@ -178,7 +205,9 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
                           Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
                           signed char[::1] side, bint forced, double base,
-                          double[::1] marginals, double stop_below=-INFINITY, tables=None):
+                          double[::1] marginals, double stop_below=-INFINITY, tables=None,
+                          double check_counts=0.0, double[::1] check=None,
+                          double check_below=-INFINITY, double check_rest=0.0):
     """Sequentially allocated split of a block (Dahl 2003): returns log q, the log probability
     of the sides.
 
@@ -197,14 +226,30 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     it is below this and returns the value reached, with ``marginals`` partial: a merge
     rejected whatever the rest of q is costs the rows it took to show it. ``tables``
     (``pass_tables(n_features * base, ...)``, or None): the lgamma and log calls of a row read
-    from tables, the same values, a cheaper pass on short rows. ValueError if
-    ``uniform`` or ``side`` do not match ``rows``, or ``tables`` are those of another
-    ``n_features * base``.
+    from tables, the same values, a cheaper pass on short rows.
+
+    ``check_counts`` > 0 with ``check`` (1,): the first stage of a delayed acceptance
+    (Christen & Fox 2005). Once the rows of ``rows`` that have joined hold ``check_counts``
+    counts (the prefix), ``check[0]`` receives the move's log ratio on the prefix, the blocks
+    the anchors and those rows make: for a split (``forced`` False) the sides' log marginals
+    less the merged block's, less log q so far, plus ``lgamma(n0) + lgamma(n1) -
+    lgamma(n0 + n1)`` of the sides' rows, plus that ratio's rate per count over the prefix's
+    second half (its rows from ``check_counts / 2`` counts on) times ``check_rest`` counts
+    (the prefix pays a split's whole cost in parameters, its rows only a share of the
+    evidence); for a merge's reverse (``forced``), its negative. The
+    pass ends there if ``check[0]`` is below ``check_below``, and a forced pass's
+    ``stop_below`` applies from there on, raised by ``check[0]``, not before. ``check[0]`` is
+    0 if the rows never hold ``check_counts`` counts, and ``stop_below`` then applies
+    throughout. ValueError if ``uniform`` or ``side`` do not match ``rows``, ``tables`` are
+    those of another ``n_features * base``, or ``check_counts`` > 0 has no ``check``.
     """
     cdef Py_ssize_t r, s, n = rows.shape[0]
     if uniform.shape[0] != n or side.shape[0] != n:
         raise ValueError(f"sequential_allocation: uniform and side must have the {n} entries "
                          "of rows")
+    cdef bint checking = check_counts > 0.0, checked = False
+    if checking and (check is None or check.shape[0] < 1):
+        raise ValueError("sequential_allocation: check_counts > 0 needs check (1,)")
     cdef double sizes[2]
     cdef double log_sizes[2]
     cdef double totals[2]
@@ -214,6 +259,9 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef double empty[2]                # an anchor's lgamma(d base) and with it joined
     cdef double joined[2]
     cdef double row_total, difference, log_q = 0.0, dim_base = n_features * base
+    cdef double prefix_counts = 0.0, merged_marginal = 0.0, check_value = 0.0
+    cdef double half_counts = 0.0, half_value = 0.0
+    cdef bint halfway = False
     cdef const double[::1] norm_table = _checked_norms(tables, dim_base)
     cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
@@ -236,6 +284,10 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                 indptr, indices, data, r, counts, counts, &rising, empty, joined, predictive)
                 else NAN)
         _add_row(indptr, indices, data, anchor0, counts)
+        if checking:        # the merged block's marginal: anchor0's, then anchor1 given it
+            merged_marginal = marginals[0] + _merged_predictive(
+                indptr, indices, data, anchor1, counts, counts + n_features, &rising,
+                log_norm[0], _log_norm(norm_table, totals[0] + totals[1], dim_base))
         _add_row(indptr, indices, data, anchor1, counts + n_features)
         for r in range(n):
             _prefetch_ahead(indptr, indices, data, rows, r)
@@ -247,6 +299,11 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                                     predictive):
                 out_of_memory = True
                 break
+            if checking and not checked:
+                merged_marginal += _merged_predictive(
+                    indptr, indices, data, rows[r], counts, counts + n_features, &rising,
+                    _log_norm(norm_table, totals[0] + totals[1], dim_base),
+                    _log_norm(norm_table, totals[0] + totals[1] + row_total, dim_base))
             difference = log_sizes[0] + predictive[0] - log_sizes[1] - predictive[1]
             log_q = _side(log_q, difference, uniform[r], not forced, &side[r])
             s = side[r]
@@ -256,11 +313,29 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
             totals[s] += row_total
             log_norm[s] = log_norm_after[s]
             _add_row(indptr, indices, data, rows[r], counts + s * n_features)
-            if forced and log_q < stop_below:
+            if checking and not checked:
+                prefix_counts += row_total
+                if not halfway and prefix_counts >= check_counts / 2:
+                    halfway = True
+                    half_counts = prefix_counts
+                    half_value = _prefix_ratio(marginals, merged_marginal, log_q, sizes)
+                if prefix_counts >= check_counts:
+                    checked = True
+                    check_value = _prefix_ratio(marginals, merged_marginal, log_q, sizes)
+                    if prefix_counts > half_counts:
+                        check_value += ((check_value - half_value)
+                                        / (prefix_counts - half_counts) * check_rest)
+                    if forced:
+                        check_value = -check_value
+                    if check_value < check_below:
+                        break
+            if forced and (checked or not checking) and log_q < stop_below + check_value:
                 break
     free(counts)
     free(rising.values)
-    if out_of_memory or isnan(marginals[0]) or isnan(marginals[1]):
+    if checking:
+        check[0] = check_value
+    if out_of_memory or isnan(marginals[0]) or isnan(marginals[1]) or isnan(merged_marginal):
         raise MemoryError("sequential_allocation: no memory for the table of log rising "
                           "factorials")
     return log_q
@@ -409,12 +484,13 @@ cdef double _summed_log_marginal(const double* counts, Py_ssize_t size, Py_ssize
 
 
 cdef struct _Sums:
-    # a component's summed counts at the categories it holds (ids sorted) and its log
-    # marginal; size -1: no component at the label
+    # a component's summed counts at the categories it holds (ids sorted), its log marginal
+    # and its total count; size -1: no component at the label
     int64_t* categories
     double* counts
     Py_ssize_t size
     double log_marginal
+    double total
 
 
 cdef double _merged_gain(const _Sums* a, const _Sums* b, Py_ssize_t n_features, double base,
@@ -584,7 +660,7 @@ cdef class ComponentScreen:
         if label < self.capacity:
             free(self.sums[label].categories)
             free(self.sums[label].counts)
-            self.sums[label] = _Sums(NULL, NULL, -1, 0.0)
+            self.sums[label] = _Sums(NULL, NULL, -1, 0.0, 0.0)
 
     def clear(self):
         """Forget every component."""
@@ -600,6 +676,7 @@ cdef class ComponentScreen:
         """Record component ``label`` >= 0 whose rows are ``rows`` (indices into the matrix):
         its summed counts, in one pass over their stored counts, and its log marginal."""
         cdef Py_ssize_t r, c, size = 0, at = 0, capacity
+        cdef double total = 0.0
         cdef _Sums* grown
         if label < 0:
             raise ValueError(f"ComponentScreen.set: label {label} < 0")
@@ -609,7 +686,7 @@ cdef class ComponentScreen:
             if grown == NULL:
                 raise MemoryError("ComponentScreen: no memory for the components")
             for c in range(self.capacity, capacity):
-                grown[c] = _Sums(NULL, NULL, -1, 0.0)
+                grown[c] = _Sums(NULL, NULL, -1, 0.0, 0.0)
             self.sums, self.capacity = grown, capacity
         self._forget(label)
         with nogil:
@@ -622,6 +699,7 @@ cdef class ComponentScreen:
         with nogil:
             for c in range(self.n_features):
                 if self.dense[c] != 0.0:
+                    total += self.dense[c]
                     if categories != NULL and counts != NULL:
                         categories[at], counts[at] = c, self.dense[c]
                         at += 1
@@ -632,7 +710,7 @@ cdef class ComponentScreen:
             raise MemoryError("ComponentScreen: no memory for a component's counts")
         self.sums[label] = _Sums(categories, counts, size,
                                  _summed_log_marginal(counts, size, self.n_features, self.base,
-                                                      self.rising))
+                                                      self.rising), total)
 
     cdef const _Sums* _held(self, Py_ssize_t label) except NULL:
         if not 0 <= label < self.capacity or self.sums[label].size < 0:
@@ -643,6 +721,10 @@ cdef class ComponentScreen:
         """Component ``label``'s log marginal (``_summed_log_marginal`` of its summed counts)."""
         return self._held(label).log_marginal
 
+    def total(self, Py_ssize_t label):
+        """Component ``label``'s total count."""
+        return self._held(label).total
+
     def merged_gain(self, Py_ssize_t a, Py_ssize_t b):
         """The log marginal of components ``a`` and ``b`` merged less each one's."""
         return _merged_gain(self._held(a), self._held(b), self.n_features, self.base,
@@ -652,7 +734,8 @@ cdef class ComponentScreen:
                const double[::1] rows_from, Py_ssize_t J, Py_ssize_t occupied,
                Py_ssize_t splittable, double split_rows, double pairs, double alpha,
                bint scans, double component_share, double row_share, double scanned_share,
-               Py_ssize_t n_proposals, double row_budget, Py_ssize_t done, double rows):
+               double delayed_total, double delayed_row_total, Py_ssize_t n_proposals,
+               double row_budget, Py_ssize_t done, double rows):
         """Split-merge proposals on the labelled allocations ``z`` (n >= 2 rows; every
         occupied label recorded here), drawn from ``bit_generator`` exactly as
         ``split_merge.SplitMerge`` draws them, while ``done`` < ``n_proposals`` or ``rows`` <
@@ -666,13 +749,16 @@ cdef class ComponentScreen:
         row (``log_pair_probability``); ``scans``: whether a proposal first draws if it is
         scanned. A pair of two components is drawn by drawing pairs of rows until their
         components differ; where one component holds every row there is none, and the
-        proposal makes no move.
+        proposal makes no move. A merge draws a uniform u; one not scanned whose two components
+        hold at least ``delayed_total`` counts, and ``delayed_row_total`` a row on average, has
+        a delayed acceptance and draws u1 (the first stage's) after its ratio: it needs u1 < r1
+        and u < r / r1 (r: its ratio), so u u1 < r; the others need u < r.
 
-        Returns (outcome, done, rows, i, k, log u, scanned, log ratio): outcome "screened" once
-        the budget is spent; else the proposal it stopped at, not counted in done and rows:
-        "component" or "row" (a split, whose pair the caller draws after the draw of
-        ``scanned``: ``SplitMerge``), "merge" (``log ratio``, the acceptance's log without q,
-        passes ``log u``).
+        Returns (outcome, done, rows, i, k, log u, log u1, scanned, log ratio): outcome
+        "screened" once the budget is spent; else the proposal it stopped at, not counted in
+        done and rows: "component" or "row" (a split, whose pair the caller draws after the
+        draw of ``scanned``: ``SplitMerge``), "merge" (``log ratio``, the acceptance's log
+        without q, passes ``log u`` plus ``log u1``, 0 without a delayed acceptance).
         """
         cdef bitgen_t* bitgen = <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule,
                                                                  "BitGenerator")
@@ -680,8 +766,8 @@ cdef class ComponentScreen:
         cdef int64_t c, e
         cdef uint64_t i = 0, k = 0
         cdef int outcome = SCREENED
-        cdef bint scanned = False
-        cdef double log_u = 0.0, log_ratio = 0.0, n_c, n_e, mechanism
+        cdef bint scanned = False, delayed = False
+        cdef double log_u = 0.0, log_u1 = 0.0, log_ratio = 0.0, n_c, n_e, mechanism, total
         cdef double across = <double> n_rows * (n_rows - 1.0) - pairs
         if n_rows < 2 or occupancy.shape[0] < J or rows_from.shape[0] != occupancy.shape[0] + 1:
             raise ValueError("ComponentScreen.screen: fewer than two rows, or the labels' "
@@ -733,7 +819,11 @@ cdef class ComponentScreen:
                                      split_rows - n_c * (n_c >= 2) - n_e * (n_e >= 2),
                                      pairs - n_c * (n_c - 1.0) - n_e * (n_e - 1.0), n_c, n_e,
                                      component_share, row_share))
-                    if log_ratio > log_u:
+                    total = self.sums[c].total + self.sums[e].total
+                    delayed = (not scanned and total >= delayed_total
+                               and total >= delayed_row_total * (n_c + n_e))
+                    log_u1 = log(random_standard_uniform(bitgen)) if delayed else 0.0
+                    if log_ratio > log_u + log_u1:
                         outcome = MERGE
                         break
                     done += 1                       # log q <= 0 cannot make up for it
@@ -741,4 +831,5 @@ cdef class ComponentScreen:
         if outcome == MISSING:
             missing = c if c >= self.capacity or self.sums[c].size < 0 else e
             raise KeyError(f"ComponentScreen.screen: no component {missing}")
-        return _OUTCOMES[outcome], done, rows, int(i), int(k), log_u, bool(scanned), log_ratio
+        return (_OUTCOMES[outcome], done, rows, int(i), int(k), log_u, log_u1, bool(scanned),
+                log_ratio)

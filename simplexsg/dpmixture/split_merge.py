@@ -44,6 +44,21 @@ enters each acceptance below (``_ext._split_merge.log_split_pair_ratio``).
   holds each component's summed counts, draws every proposal and rejects those itself, so
   that they cost the categories of their two components and no Python.
 
+A proposal not scanned whose block is large and of long rows (``DELAYED_BLOCK_COUNTS`` counts
+or more, ``DELAYED_ROW_COUNTS`` a row on average) has a delayed acceptance (Christen & Fox
+2005): a first stage accepts it with probability min(1, r1), and only then a second with
+min(1, r / r1), r the ratio above. Any r1 with r1(z -> z') r1(z' -> z) = 1 keeps the move
+reversible. Here log r1 is the split's log ratio on the prefix of its block's rows, in their
+random order, that holds ``DELAYED_CHECK_COUNTS`` counts (its sides' marginals less the
+merged block's, less log q, plus lgamma(n) of each side less the block's), extended by its
+rate per count over the prefix's second half across ``DELAYED_EXTENSION`` of the counts after
+it; a merge's is its negative, on the same order and sides. A split that the prefix already
+rejects costs the prefix, not the block: on a block of thousands of long rows that holds one
+cluster, nearly every split is one. The extension matters: the prefix pays a split's whole
+cost in parameters but holds only a share of its evidence, and without it the first stage
+rejected splits that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed acceptance on
+long rows").
+
 With ``scans`` (restricted Gibbs scans, Jain & Neal 2004), a share ``SCANNED_SHARE`` of the
 proposals, chosen independently of the state, go further: the sequential allocation only
 launches the split, which ``scans`` scans then refine, each row of the block drawn given every
@@ -102,6 +117,19 @@ PASS_TABLE = 1 << 20
 OVERLAP_ROWS = 2000
 #: Proposals drawn ahead of the oldest unsettled one at most.
 MAX_AHEAD = 64
+#: A proposal not scanned whose block holds at least DELAYED_BLOCK_COUNTS counts, and
+#: DELAYED_ROW_COUNTS a row on average, has a delayed acceptance (module docstring): its
+#: first stage judges it on the prefix of its block's rows, in their random order, that holds
+#: DELAYED_CHECK_COUNTS counts. On rows of a few counts the prefix's evidence is too weak
+#: beside the split's cost in parameters, and the first stage rejected merges of a large
+#: cluster's pieces that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed
+#: acceptance on long rows").
+DELAYED_CHECK_COUNTS = 50_000
+DELAYED_BLOCK_COUNTS = 2 * DELAYED_CHECK_COUNTS
+DELAYED_ROW_COUNTS = 32
+#: The first stage extends the prefix's rate of evidence over this share of the block's counts
+#: after it: half, so that a split the whole block supports usually passes both stages.
+DELAYED_EXTENSION = 0.5
 #: A merge's pass over its rows for q stops once log q is this far below what acceptance
 #: needs (nats): past rounding error, so the decision is the one the whole pass would make.
 _DECISION_MARGIN = 1e-6
@@ -294,11 +322,12 @@ class SplitMerge:
         """The next proposal that the screen does not reject, its draws made and its work
         counted in ``tally`` (with the screened ones before it); None once the budget is
         spent."""
-        outcome, tally.done, tally.rows, i, k, log_u, scanned, log_ratio = self.screen.screen(
+        (outcome, tally.done, tally.rows, i, k, log_u, log_u1, scanned,
+         log_ratio) = self.screen.screen(
             rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
             blocks.occupied, blocks.splittable, blocks.split_rows, blocks.pairs, alpha,
-            self.scans > 0, SPLIT_SHARE, ROW_SPLIT_SHARE, SCANNED_SHARE, tally.n_proposals,
-            tally.row_budget, tally.done, tally.rows)
+            self.scans > 0, SPLIT_SHARE, ROW_SPLIT_SHARE, SCANNED_SHARE, DELAYED_BLOCK_COUNTS,
+            DELAYED_ROW_COUNTS, tally.n_proposals, tally.row_budget, tally.done, tally.rows)
         if outcome == "screened":
             return None
         if outcome == "component":
@@ -312,6 +341,7 @@ class SplitMerge:
             side = (z[others] == e).astype(np.int8)
             uniforms = rng.random(others.size) if scanned else np.zeros(others.size)
             proposal = _Merge(i, k, e, c, others, side, uniforms, log_u, log_ratio)
+            total = self.screen.total(c) + self.screen.total(e)
         else:
             members = blocks.rows[c]
             others = rng.permutation(members[(members != i) & (members != k)])
@@ -319,6 +349,13 @@ class SplitMerge:
             e = int(choices[rng.integers(choices.size)])
             proposal = _Split(i, k, c, e, others, rng.random(others.size), log_u, choices.size,
                               members.size)
+            total = self.screen.total(c)
+        if (not scanned and total >= DELAYED_BLOCK_COUNTS
+                and total >= DELAYED_ROW_COUNTS * members.size):
+            if outcome != "merge":                      # a merge's is the screen's
+                log_u1 = math.log(rng.random())
+            proposal.check_counts, proposal.log_u1 = DELAYED_CHECK_COUNTS, log_u1
+            proposal.check_rest = DELAYED_EXTENSION * max(total - DELAYED_CHECK_COUNTS, 0.0)
         if scanned:
             proposal.scan_uniforms = rng.random((self.scans, others.size))
         proposal.work = members.size * (1 + self.scans * scanned)
@@ -363,16 +400,20 @@ class SplitMerge:
         k = rng.integers(members.size - 1)
         return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
 
-    def sequential_pass(self, i, k, others, side, forced, uniforms, stop_below=-np.inf):
+    def sequential_pass(self, i, k, others, side, forced, uniforms, stop_below=-np.inf,
+                        check_counts=0, check_below=-np.inf, check_rest=0.0):
         """(log q of the sequential allocation of ``others`` between i (side 0) and k (side
-        1) at ``uniforms``, the log marginals of the two sides' blocks (2,)); ``forced`` with
-        ``stop_below``: a value below it as soon as log q falls below it
+        1) at ``uniforms``, the log marginals of the two sides' blocks (2,), the first stage's
+        log ratio r1 on the prefix of ``check_counts`` counts (0: none)); ``forced`` with
+        ``stop_below``: a value below it as soon as log q falls below it (from the prefix on,
+        raised by r1), and the pass ends at the prefix if r1 is below ``check_below``
         (``sequential_allocation``)."""
-        marginals = np.empty(2)
+        marginals, check = np.empty(2), np.zeros(1)
         log_q = sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i,
                                       k, others, uniforms, side, forced, self.base, marginals,
-                                      stop_below, self.tables)
-        return log_q, marginals
+                                      stop_below, self.tables, check_counts, check,
+                                      check_below, check_rest)
+        return log_q, marginals, check[0]
 
     def scan_pass(self, i, k, others, launch, target, uniforms, stop_below=-np.inf):
         """(log q of the last of ``self.scans`` restricted Gibbs scans at ``uniforms`` (scans,
@@ -417,8 +458,11 @@ class _Proposal:
     k, the component ``source`` whose rows move to label ``target``, the ``others`` of the
     block in their random order with their ``uniforms``, and ``log_u`` are common to both
     kinds; ``work``: the rows it passes over; with a pool, ``generator_state`` and ``tally``:
-    where the generator and the tally were after its draws."""
+    where the generator and the tally were after its draws. With a delayed acceptance,
+    ``check_counts`` (the prefix's counts; 0: none) and ``log_u1``, the first stage's uniform;
+    its pass sets ``log_r1``, the first stage's log ratio (0 without one: passed)."""
     scan_uniforms, work, future, accepted = None, 0, None, None
+    check_counts, check_rest, log_u1, log_r1 = 0, 0.0, -math.inf, 0.0
 
     def __init__(self, i, k, source, target, others, uniforms, log_u):
         self.i, self.k, self.source, self.target = i, k, source, target
@@ -440,13 +484,17 @@ class _Split(_Proposal):
 
     def pass_over(self, move):
         self.side = np.empty(self.others.size, dtype=np.int8)
-        self.log_q, self.marginals = move.sequential_pass(self.i, self.k, self.others,
-                                                          self.side, False, self.uniforms)
+        self.log_q, self.marginals, self.log_r1 = move.sequential_pass(
+            self.i, self.k, self.others, self.side, False, self.uniforms,
+            check_counts=self.check_counts, check_below=self.log_u1, check_rest=self.check_rest)
         if self.scan_uniforms is not None:
             self.log_q, self.marginals = move.scan_pass(self.i, self.k, self.others, self.side,
                                                         None, self.scan_uniforms)
 
     def judge(self, move, blocks, alpha):
+        if not self.log_u1 < self.log_r1:       # the first stage: its pass ended at the prefix
+            self.accepted = False
+            return
         self.moved = np.concatenate([[self.k], self.others[self.side == 1]])
         n_moved = self.moved.size
         log_ratio = (self.marginals.sum() - move.screen.log_marginal(self.source)
@@ -458,7 +506,7 @@ class _Split(_Proposal):
                                             blocks.pairs - self.size * (self.size - 1.0),
                                             self.size - n_moved, n_moved, SPLIT_SHARE,
                                             ROW_SPLIT_SHARE))
-        self.accepted = self.log_u < log_ratio
+        self.accepted = self.log_u < log_ratio - self.log_r1
 
 
 class _Merge(_Proposal):
@@ -472,7 +520,8 @@ class _Merge(_Proposal):
         self.side, self.log_ratio = side, log_ratio
 
     def pass_over(self, move):
-        # log q only falls: the pass stops once the merge is rejected whatever its rest
+        # log q only falls: the pass stops once the merge is rejected whatever its rest (with
+        # a delayed acceptance, from the prefix on, where the first stage's ratio is known)
         stop_below = self.log_u - self.log_ratio - _DECISION_MARGIN
         if self.scan_uniforms is not None:
             launch = np.empty(self.others.size, dtype=np.int8)
@@ -480,9 +529,11 @@ class _Merge(_Proposal):
             self.log_q = move.scan_pass(self.i, self.k, self.others, launch, self.side,
                                         self.scan_uniforms, stop_below)[0]
         else:
-            self.log_q = move.sequential_pass(self.i, self.k, self.others, self.side, True,
-                                              self.uniforms, stop_below)[0]
+            self.log_q, _, self.log_r1 = move.sequential_pass(
+                self.i, self.k, self.others, self.side, True, self.uniforms, stop_below,
+                self.check_counts, self.log_u1, self.check_rest)
 
     def judge(self, move, blocks, alpha):
         self.moved = blocks.rows[self.source]
-        self.accepted = self.log_u < self.log_ratio + self.log_q
+        self.accepted = (self.log_u1 < self.log_r1
+                         and self.log_u < self.log_ratio + self.log_q - self.log_r1)

@@ -126,7 +126,7 @@ def test_the_screen_refuses_a_component_it_does_not_hold():
     with pytest.raises(KeyError, match="no component 1"):
         screen.screen(np.random.default_rng(0).bit_generator, z, occupancy,
                       rows_from_label(occupancy), 2, 2, 0, 0.0, 0.0, ALPHA, False, 0.05, 0.05,
-                      0.5, 1, 0.0, 0, 0.0)
+                      0.5, np.inf, 0.0, 1, 0.0, 0, 0.0)
 
 
 @pytest.mark.parametrize("forced", [False, True])
@@ -166,6 +166,68 @@ def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
     assert whole < stopped < bound
     with pytest.raises(ValueError, match="entries of rows"):
         sequential_allocation(*args[:7], args[7][1:], *args[8:], np.empty(2))
+
+
+def prefix_ratio(dense, others, side, log_q, m):
+    """A split's log ratio on the anchors 0 and 1 and the first m of ``others`` on their sides
+    ``side`` (log q: theirs): the sides' Dirichlet-multinomials less the merged block's, less
+    log q, plus the sides' lgamma(n) less the block's."""
+    blocks = [dense[np.r_[anchor, others[:m][side[:m] == s]]] for s, anchor in ((0, 0), (1, 1))]
+    sizes = [block.shape[0] for block in blocks]
+    return (sum(dirichlet_multinomial(block.sum(axis=0), BETA6) for block in blocks)
+            - dirichlet_multinomial(sum(block.sum(axis=0) for block in blocks), BETA6)
+            - log_q + gammaln(sizes[0]) + gammaln(sizes[1]) - gammaln(sum(sizes)))
+
+
+@pytest.mark.parametrize("forced", [False, True])
+@pytest.mark.parametrize("rest", [0.0, 25.0])
+def test_a_delayed_check_is_the_moves_ratio_on_the_prefix(forced, rest):
+    """With ``check_counts``, the check is the split's log ratio on the prefix (the anchors
+    and the first rows that hold that many counts): the sides' Dirichlet-multinomials less
+    the merged block's, less log q of the prefix, plus the sides' lgamma(n) less the block's,
+    plus its rate per count over the prefix's second half times ``check_rest``; a forced
+    pass (a merge's reverse) gives its negative. Below ``check_below`` the pass ends at the
+    prefix with the prefix's log q; above it, the pass is the one without a check, to the
+    bit. Rows that never hold the counts give 0; no array for it is refused."""
+    X = sp.csr_matrix(np.random.default_rng(11).poisson(1.5, size=(60, 7)).astype(np.float64))
+    dense, others = X.toarray(), np.arange(2, 60, dtype=np.int64)
+    uniform = np.random.default_rng(12).random(others.size)
+    side = np.random.default_rng(13).integers(2, size=others.size).astype(np.int8)
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 7, 0, 1)
+    cumulative = np.cumsum(dense[others].sum(axis=1))
+    m, half = (int(np.searchsorted(cumulative, counts)) + 1 for counts in (120.0, 60.0))
+    plain_side = side.copy()
+    plain_q = sequential_allocation(*args, others, uniform, plain_side, forced, BETA6,
+                                    plain_marginals := np.empty(2))
+    prefix_side = side[:m].copy()
+    prefix_q = sequential_allocation(*args, others[:m], uniform[:m], prefix_side, forced,
+                                     BETA6, np.empty(2))
+    half_q = sequential_allocation(*args, others[:half], uniform[:half],
+                                   prefix_side[:half].copy(), True, BETA6, np.empty(2))
+    ratio = prefix_ratio(dense, others, prefix_side, prefix_q, m)
+    half_ratio = prefix_ratio(dense, others, prefix_side, half_q, half)
+    assert m > half + 2
+    ratio += (ratio - half_ratio) / (cumulative[m - 1] - cumulative[half - 1]) * rest
+    expected = -ratio if forced else ratio
+    for check_below, stops in ((expected + 1e-9, True), (expected - 1e-9, False)):
+        check, got_side, marginals = np.full(1, np.nan), side.copy(), np.empty(2)
+        log_q = sequential_allocation(*args, others, uniform, got_side, forced, BETA6,
+                                      marginals, -np.inf, None, 120.0, check, check_below, rest)
+        assert check[0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        if stops:
+            assert log_q == pytest.approx(prefix_q, rel=1e-12)
+            np.testing.assert_array_equal(got_side[:m], prefix_side)
+        else:
+            assert log_q == plain_q
+            np.testing.assert_array_equal(marginals, plain_marginals)
+            np.testing.assert_array_equal(got_side, plain_side)
+    check = np.full(1, np.nan)
+    assert sequential_allocation(*args, others, uniform, side.copy(), forced, BETA6,
+                                 np.empty(2), -np.inf, None, 1e6, check, 0.0) == plain_q
+    assert check[0] == 0.0
+    with pytest.raises(ValueError, match="needs check"):
+        sequential_allocation(*args, others, uniform, side.copy(), forced, BETA6, np.empty(2),
+                              -np.inf, None, 40.0)
 
 
 X_TABLES = sp.csr_matrix(np.random.default_rng(21).poisson(1.2, size=(300, 12))
@@ -210,7 +272,7 @@ def test_split_merge_passes_read_the_tables_of_its_rows():
     side, drawn = np.empty(298, dtype=np.int8), np.empty(298, dtype=np.int8)
     log_q = sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                                   12, 0, 1, others, uniform, side, False, BETA6, expected)
-    got_q, got = SplitMerge(X, BETA6).sequential_pass(0, 1, others, drawn, False, uniform)
+    got_q, got, _ = SplitMerge(X, BETA6).sequential_pass(0, 1, others, drawn, False, uniform)
     assert got_q == log_q and np.array_equal(got, expected) and np.array_equal(drawn, side)
     with pytest.raises(ValueError, match="not those of n_features"):
         sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
@@ -331,6 +393,73 @@ def test_the_invariance_check_sees_a_wrong_pair_probability(labelled, monkeypatc
     out, _ = moved_states(*labelled, ALPHA, seed=5)
     p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
     assert p_value < 1e-12, p_value
+
+
+def delay_every_block(monkeypatch):
+    """Delayed acceptances on the rows of X5 (three counts each): every block of three rows or
+    more, its first stage on the prefix of one other row (the whole of a three-row block's).
+    Returns the first stages' (log r1, log u1) as the passes record them."""
+    monkeypatch.setattr(split_merge, "DELAYED_CHECK_COUNTS", 3)
+    monkeypatch.setattr(split_merge, "DELAYED_BLOCK_COUNTS", 9)
+    monkeypatch.setattr(split_merge, "DELAYED_ROW_COUNTS", 1)
+    stages, sequential_pass = [], SplitMerge.sequential_pass
+
+    def recorded(self, *args, **kwargs):
+        result = sequential_pass(self, *args, **kwargs)
+        if kwargs.get("check_counts", args[7] if len(args) > 7 else 0):
+            stages.append((result[2], kwargs.get("check_below", args[8] if len(args) > 8
+                                                 else -np.inf)))
+        return result
+
+    monkeypatch.setattr(SplitMerge, "sequential_pass", recorded)
+    return stages
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("by_component, by_row, seed", [(0.1, 0.05, 6), (0.05, 0.9, 7)])
+def test_moves_with_a_delayed_acceptance_leave_it_invariant(labelled, monkeypatch,
+                                                            by_component, by_row, seed):
+    """The chi-square check with a delayed acceptance on every block of three rows or more:
+    the first stage on the prefix, the second on the whole ratio over the first's, merges
+    and splits alike (the default shares, and mostly splits by row). The first stage
+    rejects some proposals and passes others."""
+    monkeypatch.setattr(split_merge, "SPLIT_SHARE", by_component)
+    monkeypatch.setattr(split_merge, "ROW_SPLIT_SHARE", by_row)
+    stages = delay_every_block(monkeypatch)
+    out, kinds = moved_states(*labelled, ALPHA, seed=seed)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value > LEVEL, p_value
+    passed = np.array([log_u1 < log_r1 for log_r1, log_u1 in stages])
+    assert 0.05 < passed.mean() < 0.95 and passed.size > 0.1 * N_DRAWS, passed.mean()
+    assert kinds.count("split") > 0.01 * N_DRAWS and kinds.count("merge") > 0.01 * N_DRAWS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wrong, by_component, by_row", [("no first stage", 0.1, 0.05),
+                                                         ("r, not r / r1", 0.45, 0.45)])
+def test_the_invariance_check_sees_a_wrong_delayed_acceptance(labelled, monkeypatch, wrong,
+                                                               by_component, by_row):
+    """The same check rejects a delayed acceptance that skips its first stage (u < r / r1
+    alone), or whose second stage forgets to divide by the first stage's ratio (u < r)."""
+    monkeypatch.setattr(split_merge, "SPLIT_SHARE", by_component)
+    monkeypatch.setattr(split_merge, "ROW_SPLIT_SHARE", by_row)
+    delay_every_block(monkeypatch)
+    for kind in (split_merge._Split, split_merge._Merge):
+        def passed(self, move, pass_over=kind.pass_over):
+            self.log_u1 = -np.inf               # every first stage passed
+            pass_over(self, move)
+
+        def on_r_alone(self, move, blocks, alpha, judge=kind.judge):
+            if self.log_u1 < self.log_r1:
+                self.log_r1 = 0.0
+            judge(self, move, blocks, alpha)
+        if wrong == "no first stage":
+            monkeypatch.setattr(kind, "pass_over", passed)
+        else:
+            monkeypatch.setattr(kind, "judge", on_r_alone)
+    out, _ = moved_states(*labelled, ALPHA, seed=7)
+    p_value, _ = chi_square_p_value(out[out >= 0], labelled[1])
+    assert p_value < 1e-9, p_value
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -555,13 +684,20 @@ def test_run_with_its_cache_makes_the_same_moves_as_single_proposals():
     np.testing.assert_array_equal(z_run, z_single)
 
 
-@pytest.mark.parametrize("scans, n_jobs", [(0, 2), (2, 2), (0, 4)])
-def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, monkeypatch):
+@pytest.mark.parametrize("scans, n_jobs, delayed", [(0, 2, False), (2, 2, False),
+                                                    (0, 4, False), (0, 2, True)])
+def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, delayed,
+                                                             monkeypatch):
     """With every pass on a pool's thread where one is free (one thread, or three, so that
     several passes run at once), the proposals made ahead of a pass and dropped when it is
     accepted leave no trace: the same moves, bit for bit, as one thread, on a data set where
-    many are accepted (so that some are dropped)."""
+    many are accepted (so that some are dropped); also with delayed acceptances (blocks of
+    80 counts or more, first stages on 20)."""
     monkeypatch.setattr(split_merge, "OVERLAP_ROWS", 0)
+    if delayed:
+        monkeypatch.setattr(split_merge, "DELAYED_CHECK_COUNTS", 20)
+        monkeypatch.setattr(split_merge, "DELAYED_BLOCK_COUNTS", 80)
+        monkeypatch.setattr(split_merge, "DELAYED_ROW_COUNTS", 1)
     dropped = []
     drop = split_merge._drop
     monkeypatch.setattr(split_merge, "_drop", lambda pending: (dropped.append(len(pending)),
@@ -571,7 +707,7 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, monk
     z_one, z_two = np.zeros(200, dtype=np.int64), np.zeros(200, dtype=np.int64)
     accepted = move.run(z_one, 1.0, np.random.default_rng(3), 4000, n_jobs=1)
     passed = move.rows_passed
-    assert move.run(z_two, 1.0, np.random.default_rng(3), 4000, n_jobs=n_jobs) == accepted > 50
+    assert move.run(z_two, 1.0, np.random.default_rng(3), 4000, n_jobs=n_jobs) == accepted > 40
     np.testing.assert_array_equal(z_one, z_two)
     assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
     assert len(dropped) > 5 and sum(dropped) > 5, dropped

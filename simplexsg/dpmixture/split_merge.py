@@ -44,12 +44,14 @@ enters each acceptance below (``_ext._split_merge.log_split_pair_ratio``).
   holds each component's summed counts, draws every proposal and rejects those itself, so
   that they cost the categories of their two components and no Python.
 
-A proposal not scanned whose block is large and of long rows (``DELAYED_BLOCK_COUNTS`` counts
-or more, ``DELAYED_ROW_COUNTS`` a row on average) has a delayed acceptance (Christen & Fox
+A proposal not scanned whose block is large and of long rows (``DELAYED_BLOCK_PREFIXES``
+prefixes' counts or more, below; ``DELAYED_ROW_COUNTS`` a row on average) has a delayed
+acceptance (Christen & Fox
 2005): a first stage accepts it with probability min(1, r1), and only then a second with
 min(1, r / r1), r the ratio above. Any r1 with r1(z -> z') r1(z' -> z) = 1 keeps the move
 reversible. Here log r1 is the split's log ratio on the prefix of its block's rows, in their
-random order, that holds ``DELAYED_CHECK_COUNTS`` counts (its sides' marginals less the
+random order, that holds ``DELAYED_CHECK_PER_CATEGORY`` counts a category (its sides'
+marginals less the
 merged block's, less log q, plus lgamma(n) of each side less the block's), extended by its
 rate per count over the prefix's second half across ``DELAYED_EXTENSION`` of the counts after
 it; a merge's is its negative, on the same order and sides. A split that the prefix already
@@ -117,16 +119,15 @@ PASS_TABLE = 1 << 20
 OVERLAP_ROWS = 2000
 #: Proposals drawn ahead of the oldest unsettled one at most.
 MAX_AHEAD = 64
-#: A proposal not scanned whose block holds at least DELAYED_BLOCK_COUNTS counts, and
-#: DELAYED_ROW_COUNTS a row on average, has a delayed acceptance (module docstring): its
-#: first stage judges it on the prefix of its block's rows, in their random order, that holds
-#: DELAYED_CHECK_COUNTS counts. On rows of a few counts the prefix's evidence is too weak
-#: beside the split's cost in parameters, and the first stage rejected merges of a large
-#: cluster's pieces that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed
-#: acceptance on long rows").
-DELAYED_CHECK_COUNTS = 50_000
-DELAYED_BLOCK_COUNTS = 2 * DELAYED_CHECK_COUNTS
-DELAYED_ROW_COUNTS = 32
+#: A proposal not scanned whose block holds at least DELAYED_BLOCK_PREFIXES times the prefix's
+#: counts, and DELAYED_ROW_COUNTS a row on average, has a delayed acceptance (module
+#: docstring): its first stage judges it on the prefix of its block's rows, in their random
+#: order, that holds DELAYED_CHECK_PER_CATEGORY counts a category (column). A split's cost in
+#: parameters grows with the categories and its evidence with the counts: with fewer counts a
+#: category (the study's news, 14,701 words, at 50,000 counts), or on rows of a few counts,
+#: the prefix's evidence is too weak beside that cost, and the first stage rejected moves
+#: that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed acceptance on long rows").
+DELAYED_CHECK_PER_CATEGORY, DELAYED_BLOCK_PREFIXES, DELAYED_ROW_COUNTS = 50, 2, 32
 #: The first stage extends the prefix's rate of evidence over this share of the block's counts
 #: after it: half, so that a split the whole block supports usually passes both stages.
 DELAYED_EXTENSION = 0.5
@@ -220,7 +221,8 @@ class SplitMerge:
     the size of its block and a merge the categories of its two components. ``rows_passed``:
     the rows the passes of every ``run`` so far went over, those of a scanned proposal once per
     pass, a merge's whole block though its pass may stop sooner (their work, which the seed
-    alone decides); ``proposed``: the proposals the last ``run`` made.
+    alone decides); ``proposed``: the proposals the last ``run`` made; ``check_counts``: the
+    counts of a delayed acceptance's prefix.
     """
 
     def __init__(self, X, base, scans=0):
@@ -230,6 +232,7 @@ class SplitMerge:
         self.indices = self.X.indices.astype(np.int64, copy=False)  # the kernels' layout
         self.data = self.X.data.astype(np.float64, copy=False)
         self.n_rows, self.n_features, self.base = X.shape[0], X.shape[1], float(base)
+        self.check_counts = DELAYED_CHECK_PER_CATEGORY * self.n_features
         # lgamma(base + c) - lgamma(base) for the counts c a component's category can hold
         largest = int(np.max(np.bincount(self.indices, self.data, minlength=1)))
         self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
@@ -326,8 +329,9 @@ class SplitMerge:
          log_ratio) = self.screen.screen(
             rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
             blocks.occupied, blocks.splittable, blocks.split_rows, blocks.pairs, alpha,
-            self.scans > 0, SPLIT_SHARE, ROW_SPLIT_SHARE, SCANNED_SHARE, DELAYED_BLOCK_COUNTS,
-            DELAYED_ROW_COUNTS, tally.n_proposals, tally.row_budget, tally.done, tally.rows)
+            self.scans > 0, SPLIT_SHARE, ROW_SPLIT_SHARE, SCANNED_SHARE,
+            DELAYED_BLOCK_PREFIXES * self.check_counts, DELAYED_ROW_COUNTS, tally.n_proposals,
+            tally.row_budget, tally.done, tally.rows)
         if outcome == "screened":
             return None
         if outcome == "component":
@@ -350,12 +354,12 @@ class SplitMerge:
             proposal = _Split(i, k, c, e, others, rng.random(others.size), log_u, choices.size,
                               members.size)
             total = self.screen.total(c)
-        if (not scanned and total >= DELAYED_BLOCK_COUNTS
+        if (not scanned and total >= DELAYED_BLOCK_PREFIXES * self.check_counts
                 and total >= DELAYED_ROW_COUNTS * members.size):
             if outcome != "merge":                      # a merge's is the screen's
                 log_u1 = math.log(rng.random())
-            proposal.check_counts, proposal.log_u1 = DELAYED_CHECK_COUNTS, log_u1
-            proposal.check_rest = DELAYED_EXTENSION * max(total - DELAYED_CHECK_COUNTS, 0.0)
+            proposal.check_counts, proposal.log_u1 = self.check_counts, log_u1
+            proposal.check_rest = DELAYED_EXTENSION * max(total - self.check_counts, 0.0)
         if scanned:
             proposal.scan_uniforms = rng.random((self.scans, others.size))
         proposal.work = members.size * (1 + self.scans * scanned)

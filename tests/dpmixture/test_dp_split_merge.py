@@ -399,8 +399,8 @@ def delay_every_block(monkeypatch):
     """Delayed acceptances on the rows of X5 (three counts each): every block of three rows or
     more, its first stage on the prefix of one other row (the whole of a three-row block's).
     Returns the first stages' (log r1, log u1) as the passes record them."""
-    monkeypatch.setattr(split_merge, "DELAYED_CHECK_COUNTS", 3)
-    monkeypatch.setattr(split_merge, "DELAYED_BLOCK_COUNTS", 9)
+    monkeypatch.setattr(split_merge, "DELAYED_CHECK_PER_CATEGORY", 1)
+    monkeypatch.setattr(split_merge, "DELAYED_BLOCK_PREFIXES", 3)
     monkeypatch.setattr(split_merge, "DELAYED_ROW_COUNTS", 1)
     stages, sequential_pass = [], SplitMerge.sequential_pass
 
@@ -695,8 +695,8 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, dela
     80 counts or more, first stages on 20)."""
     monkeypatch.setattr(split_merge, "OVERLAP_ROWS", 0)
     if delayed:
-        monkeypatch.setattr(split_merge, "DELAYED_CHECK_COUNTS", 20)
-        monkeypatch.setattr(split_merge, "DELAYED_BLOCK_COUNTS", 80)
+        monkeypatch.setattr(split_merge, "DELAYED_CHECK_PER_CATEGORY", 2.5)
+        monkeypatch.setattr(split_merge, "DELAYED_BLOCK_PREFIXES", 4)
         monkeypatch.setattr(split_merge, "DELAYED_ROW_COUNTS", 1)
     dropped = []
     drop = split_merge._drop

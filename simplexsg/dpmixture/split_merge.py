@@ -129,7 +129,9 @@ MAX_AHEAD = 64
 #: that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed acceptance on long rows").
 DELAYED_CHECK_PER_CATEGORY, DELAYED_BLOCK_PREFIXES, DELAYED_ROW_COUNTS = 50, 2, 32
 #: The first stage extends the prefix's rate of evidence over this share of the block's counts
-#: after it: half, so that a split the whole block supports usually passes both stages.
+#: after it: the prefix alone rejected most splits the whole block supports, and the rate,
+#: from the prefix's second half, is noisy when extended over thousands of rows (one value
+#: measured, not tuned: "Delayed acceptance on long rows" in docs/benchmarks/dp.rst).
 DELAYED_EXTENSION = 0.5
 #: A merge's pass over its rows for q stops once log q is this far below what acceptance
 #: needs (nats): past rounding error, so the decision is the one the whole pass would make.

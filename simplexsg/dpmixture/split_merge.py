@@ -56,10 +56,9 @@ merged block's, less log q, plus lgamma(n) of each side less the block's), exten
 rate per count over the prefix's second half across ``DELAYED_EXTENSION`` of the counts after
 it; a merge's is its negative, on the same order and sides. A split that the prefix already
 rejects costs the prefix, not the block: on a block of thousands of long rows that holds one
-cluster, nearly every split is one. The extension matters: the prefix pays a split's whole
-cost in parameters but holds only a share of its evidence, and without it the first stage
-rejected splits that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed acceptance on
-long rows").
+cluster, nearly every split is one. The prefix pays a split's whole cost in parameters but
+holds only a share of its evidence, hence the extension (docs/benchmarks/dp.rst, "Delayed
+acceptance on long rows").
 
 With ``scans`` (restricted Gibbs scans, Jain & Neal 2004), a share ``SCANNED_SHARE`` of the
 proposals, chosen independently of the state, go further: the sequential allocation only
@@ -123,15 +122,13 @@ MAX_AHEAD = 64
 #: counts, and DELAYED_ROW_COUNTS a row on average, has a delayed acceptance (module
 #: docstring): its first stage judges it on the prefix of its block's rows, in their random
 #: order, that holds DELAYED_CHECK_PER_CATEGORY counts a category (column). A split's cost in
-#: parameters grows with the categories and its evidence with the counts: with fewer counts a
-#: category (the study's news, 14,701 words, at 50,000 counts), or on rows of a few counts,
-#: the prefix's evidence is too weak beside that cost, and the first stage rejected moves
-#: that the whole ratio accepts (docs/benchmarks/dp.rst, "Delayed acceptance on long rows").
+#: parameters grows with the categories and its evidence with the counts, so the prefix needs
+#: counts in proportion to the categories, and rows long enough to carry evidence
+#: (docs/benchmarks/dp.rst, "Delayed acceptance on long rows").
 DELAYED_CHECK_PER_CATEGORY, DELAYED_BLOCK_PREFIXES, DELAYED_ROW_COUNTS = 50, 2, 32
 #: The first stage extends the prefix's rate of evidence over this share of the block's counts
-#: after it: the prefix alone rejected most splits the whole block supports, and the rate,
-#: from the prefix's second half, is noisy when extended over thousands of rows (one value
-#: measured, not tuned: "Delayed acceptance on long rows" in docs/benchmarks/dp.rst).
+#: after it, so that it weighs some of the evidence the rest of the block adds; not all of it,
+#: as the rate comes from the prefix's second half, a few hundred rows (the same section).
 DELAYED_EXTENSION = 0.5
 #: A merge's pass over its rows for q stops once log q is this far below what acceptance
 #: needs (nats): past rounding error, so the decision is the one the whole pass would make.

@@ -483,6 +483,21 @@ cdef double _summed_log_marginal(const double* counts, Py_ssize_t size, Py_ssize
     return result + lgamma(n_features * base) - lgamma(n_features * base + total)
 
 
+cdef inline bint _delayed(double total, double rows, bint scanned, double delayed_total,
+                          double delayed_row_total) noexcept nogil:
+    """Whether a proposal on a block of ``rows`` rows holding ``total`` counts has a delayed
+    acceptance: not scanned, at least ``delayed_total`` counts and ``delayed_row_total`` a
+    row on average."""
+    return not scanned and total >= delayed_total and total >= delayed_row_total * rows
+
+
+def delayed_acceptance(double total, double rows, bint scanned, double delayed_total,
+                       double delayed_row_total):
+    """``_delayed``: the rule ``ComponentScreen.screen`` applies to merges, for the splits
+    that ``simplexsg.dpmixture.split_merge`` draws."""
+    return _delayed(total, rows, scanned, delayed_total, delayed_row_total)
+
+
 cdef struct _Sums:
     # a component's summed counts at the categories it holds (ids sorted), its log marginal
     # and its total count; size -1: no component at the label
@@ -505,13 +520,8 @@ cdef double _merged_gain(const _Sums* a, const _Sums* b, Py_ssize_t n_features, 
             - lgamma(d base)
     """
     cdef Py_ssize_t i = 0, j = 0
-    cdef double total_a = 0.0, total_b = 0.0, result = 0.0, prior = n_features * base
+    cdef double result = 0.0, prior = n_features * base
     cdef int64_t category_a, category_b
-    for i in range(a.size):
-        total_a = total_a + a.counts[i]
-    for j in range(b.size):
-        total_b = total_b + b.counts[j]
-    i = j = 0
     while i < a.size and j < b.size:          # the smaller id moves on, both if equal
         category_a, category_b = a.categories[i], b.categories[j]
         if category_a == category_b:
@@ -520,8 +530,8 @@ cdef double _merged_gain(const _Sums* a, const _Sums* b, Py_ssize_t n_features, 
                                - _rising_factorial(rising, base, b.counts[j]))
         i += category_a <= category_b
         j += category_b <= category_a
-    return (result + lgamma(prior + total_a) + lgamma(prior + total_b)
-            - lgamma(prior + total_a + total_b) - lgamma(prior))
+    return (result + lgamma(prior + a.total) + lgamma(prior + b.total)
+            - lgamma(prior + a.total + b.total) - lgamma(prior))
 
 
 cdef double _log_prior_change(const int64_t[::1] occupancy, const double[::1] rows_from,
@@ -767,7 +777,7 @@ cdef class ComponentScreen:
         cdef uint64_t i = 0, k = 0
         cdef int outcome = SCREENED
         cdef bint scanned = False, delayed = False
-        cdef double log_u = 0.0, log_u1 = 0.0, log_ratio = 0.0, n_c, n_e, mechanism, total
+        cdef double log_u = 0.0, log_u1 = 0.0, log_ratio = 0.0, n_c, n_e, mechanism
         cdef double across = <double> n_rows * (n_rows - 1.0) - pairs
         if n_rows < 2 or occupancy.shape[0] < J or rows_from.shape[0] != occupancy.shape[0] + 1:
             raise ValueError("ComponentScreen.screen: fewer than two rows, or the labels' "
@@ -819,9 +829,8 @@ cdef class ComponentScreen:
                                      split_rows - n_c * (n_c >= 2) - n_e * (n_e >= 2),
                                      pairs - n_c * (n_c - 1.0) - n_e * (n_e - 1.0), n_c, n_e,
                                      component_share, row_share))
-                    total = self.sums[c].total + self.sums[e].total
-                    delayed = (not scanned and total >= delayed_total
-                               and total >= delayed_row_total * (n_c + n_e))
+                    delayed = _delayed(self.sums[c].total + self.sums[e].total, n_c + n_e,
+                                       scanned, delayed_total, delayed_row_total)
                     log_u1 = log(random_standard_uniform(bitgen)) if delayed else 0.0
                     if log_ratio > log_u + log_u1:
                         outcome = MERGE

@@ -87,9 +87,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 
-from .._ext._split_merge import (ComponentScreen, log_labelled_prior_change,
-                                 log_split_pair_ratio, pass_tables, restricted_scans,
-                                 sequential_allocation)
+from .._ext._split_merge import (ComponentScreen, delayed_acceptance,
+                                 log_labelled_prior_change, log_split_pair_ratio, pass_tables,
+                                 restricted_scans, sequential_allocation)
 
 __all__ = ["SplitMerge", "log_labelled_prior", "log_labelled_prior_change", "rising_factorials",
            "rows_from_label"]
@@ -220,8 +220,8 @@ class SplitMerge:
     the size of its block and a merge the categories of its two components. ``rows_passed``:
     the rows the passes of every ``run`` so far went over, those of a scanned proposal once per
     pass, a merge's whole block though its pass may stop sooner (their work, which the seed
-    alone decides); ``proposed``: the proposals the last ``run`` made; ``check_counts``: the
-    counts of a delayed acceptance's prefix.
+    alone decides); ``proposed``: the proposals the last ``run`` made; ``check_counts`` and
+    ``delayed_total``: the counts of a delayed acceptance's prefix and of its smallest block.
     """
 
     def __init__(self, X, base, scans=0):
@@ -232,6 +232,7 @@ class SplitMerge:
         self.data = self.X.data.astype(np.float64, copy=False)
         self.n_rows, self.n_features, self.base = X.shape[0], X.shape[1], float(base)
         self.check_counts = DELAYED_CHECK_PER_CATEGORY * self.n_features
+        self.delayed_total = DELAYED_BLOCK_PREFIXES * self.check_counts
         # lgamma(base + c) - lgamma(base) for the counts c a component's category can hold
         largest = int(np.max(np.bincount(self.indices, self.data, minlength=1)))
         self.rising = rising_factorials(self.base, min(largest, RISING_TABLE) + 1)
@@ -329,8 +330,8 @@ class SplitMerge:
             rng.bit_generator, z, blocks.occupancy, blocks.rows_from, blocks.J,
             blocks.occupied, blocks.splittable, blocks.split_rows, blocks.pairs, alpha,
             self.scans > 0, SPLIT_SHARE, ROW_SPLIT_SHARE, SCANNED_SHARE,
-            DELAYED_BLOCK_PREFIXES * self.check_counts, DELAYED_ROW_COUNTS, tally.n_proposals,
-            tally.row_budget, tally.done, tally.rows)
+            self.delayed_total, DELAYED_ROW_COUNTS, tally.n_proposals, tally.row_budget,
+            tally.done, tally.rows)
         if outcome == "screened":
             return None
         if outcome == "component":
@@ -353,8 +354,8 @@ class SplitMerge:
             proposal = _Split(i, k, c, e, others, rng.random(others.size), log_u, choices.size,
                               members.size)
             total = self.screen.total(c)
-        if (not scanned and total >= DELAYED_BLOCK_PREFIXES * self.check_counts
-                and total >= DELAYED_ROW_COUNTS * members.size):
+        if delayed_acceptance(total, members.size, scanned, self.delayed_total,
+                              DELAYED_ROW_COUNTS):
             if outcome != "merge":                      # a merge's is the screen's
                 log_u1 = math.log(rng.random())
             proposal.check_counts, proposal.log_u1 = self.check_counts, log_u1

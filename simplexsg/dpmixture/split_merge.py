@@ -46,19 +46,17 @@ enters each acceptance below (``_ext._split_merge.log_split_pair_ratio``).
 
 A proposal not scanned whose block is large and of long rows (``DELAYED_BLOCK_PREFIXES``
 prefixes' counts or more, below; ``DELAYED_ROW_COUNTS`` a row on average) has a delayed
-acceptance (Christen & Fox
-2005): a first stage accepts it with probability min(1, r1), and only then a second with
-min(1, r / r1), r the ratio above. Any r1 with r1(z -> z') r1(z' -> z) = 1 keeps the move
-reversible. Here log r1 is the split's log ratio on the prefix of its block's rows, in their
-random order, that holds ``DELAYED_CHECK_PER_CATEGORY`` counts a category (its sides'
-marginals less the
-merged block's, less log q, plus lgamma(n) of each side less the block's), extended by its
-rate per count over the prefix's second half across ``DELAYED_EXTENSION`` of the counts after
-it; a merge's is its negative, on the same order and sides. A split that the prefix already
-rejects costs the prefix, not the block: on a block of thousands of long rows that holds one
-cluster, nearly every split is one. The prefix pays a split's whole cost in parameters but
-holds only a share of its evidence, hence the extension (docs/benchmarks/dp.rst, "Delayed
-acceptance on long rows").
+acceptance (Christen & Fox 2005): a first stage accepts it with probability min(1, r1), and
+only then a second with min(1, r / r1), r the ratio above. Any r1 with r1(z -> z') r1(z' -> z)
+= 1 keeps the move reversible. Here log r1 is the split's log ratio on the prefix of its
+block's rows, in their random order, that holds ``DELAYED_CHECK_PER_CATEGORY`` counts a
+category (its sides' marginals less the merged block's, less log q, plus lgamma(n) of each
+side less the block's), extended by its rate per count over the prefix's second half across
+``DELAYED_EXTENSION`` of the counts after it; a merge's is its negative, on the same order and
+sides. A split that the prefix already rejects costs the prefix, not the block: on a block of
+thousands of long rows that holds one cluster, nearly every split is one. The prefix pays a
+split's whole cost in parameters but holds only a share of its evidence, hence the extension
+(docs/benchmarks/dp.rst, "Delayed acceptance on long rows").
 
 With ``scans`` (restricted Gibbs scans, Jain & Neal 2004), a share ``SCANNED_SHARE`` of the
 proposals, chosen independently of the state, go further: the sequential allocation only

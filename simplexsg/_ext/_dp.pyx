@@ -11,7 +11,8 @@ given the weights when the slice is -inf and every component of noticeable weigh
 (used for rows that have no allocation to slice from yet).
 
 ``log_components`` is the allocation's log phi, of the components it reads;
-``summed_by_component`` sums rows by their components. The split-merge kernels are in
+``mixture_log_likelihood`` scores rows under the weighted components with the allocation's
+sums; ``summed_by_component`` sums rows by their components. The split-merge kernels are in
 ``_split_merge``.
 """
 import numpy as np
@@ -40,38 +41,24 @@ cdef enum:
     COUNTS_AT_ONCE = 4
 
 
-cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
-                           const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
-                           const int64_t[::1] order, const int64_t[::1] rank,
-                           const int64_t[::1] last_label, const double[::1] sorted_log_weight,
-                           double log_slice, double uniform, bint weighted, double* loglik,
-                           uint64_t* marked) noexcept nogil:
-    """Component drawn for row i, or -1 if no component's weight reaches the slice.
-
-    ``table`` (d, K): log phi with the components by decreasing weight ``sorted_log_weight``
-    (``order[m]``: the label at position m; ``rank[j]``: label j's position), so the
-    candidates are a prefix and each of the row's categories adds a contiguous run of them
-    (vectorised); ``last_label[m]``: the largest label among the first m + 1 of that order.
-    ``loglik``: scratch space of K doubles; ``marked``: K bits, all clear, and left clear.
-    Each candidate's sum runs over the row's counts in the same order as over the rows of log
-    phi, and the draw is an inverse CDF over the candidates in their labels' order: the same
-    draws whatever the layout. The candidates are marked in a bitmap by label, and the two
-    sums of the draw walk its set bits, so they cost the candidates and a word per 64 labels,
-    not a test of every label up to the last candidate's. Only the candidates within 64 nats
-    of the best cost an exp (``UNDERFLOW``).
-    """
-    cdef Py_ssize_t j, m, p, end, w, words, K = table.shape[1], candidates = 0
-    cdef uint64_t bits
+cdef Py_ssize_t _candidate_sums(const int64_t[::1] indptr, const int64_t[::1] indices,
+                                const double[::1] data, Py_ssize_t i,
+                                const double[:, ::1] table, const double[::1] sorted_log_weight,
+                                double log_slice, bint weighted, double* loglik) noexcept nogil:
+    """The candidates of row i, the prefix of ``table``'s components whose log weight
+    (``sorted_log_weight``, decreasing but for a slice of -inf, which takes them all) is at
+    least ``log_slice``: their number, and in ``loglik`` each one's ``sum_c x_ic log phi_jc``
+    (plus its log weight if ``weighted``). ``table`` (d, K): log phi, a component a column, so
+    that each of the row's categories adds a contiguous run of the candidates (vectorised);
+    each sum adds the row's counts in their order."""
+    cdef Py_ssize_t m, p, end, K = table.shape[1], candidates = 0
     cdef const double *c0
     cdef const double *c1
     cdef const double *c2
     cdef const double *c3
-    cdef double x0, x1, x2, x3, top = -INFINITY, total = 0.0, cumulative = 0.0
-    cdef int64_t chosen = -1
+    cdef double x0, x1, x2, x3
     while candidates < K and sorted_log_weight[candidates] >= log_slice:
         candidates += 1
-    if candidates == 0:
-        return -1
     for m in range(candidates):
         loglik[m] = sorted_log_weight[m] if weighted else 0.0
     p, end = indptr[i], indptr[i + 1]
@@ -87,6 +74,36 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
         c0 = &table[indices[p], 0]
         for m in range(candidates):
             loglik[m] = loglik[m] + x0 * c0[m]
+    return candidates
+
+
+cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
+                           const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
+                           const int64_t[::1] order, const int64_t[::1] rank,
+                           const int64_t[::1] last_label, const double[::1] sorted_log_weight,
+                           double log_slice, double uniform, bint weighted, double* loglik,
+                           uint64_t* marked) noexcept nogil:
+    """Component drawn for row i, or -1 if no component's weight reaches the slice.
+
+    ``table`` (d, K): log phi with the components by decreasing weight ``sorted_log_weight``
+    (``order[m]``: the label at position m; ``rank[j]``: label j's position), so the
+    candidates are a prefix (``_candidate_sums``); ``last_label[m]``: the largest label among
+    the first m + 1 of that order. ``loglik``: scratch space of K doubles; ``marked``: K bits,
+    all clear, and left clear. Each candidate's sum runs over the row's counts in the same
+    order as over the rows of log phi, and the draw is an inverse CDF over the candidates in
+    their labels' order: the same draws whatever the layout. The candidates are marked in a
+    bitmap by label, and the two sums of the draw walk its set bits, so they cost the
+    candidates and a word per 64 labels, not a test of every label up to the last
+    candidate's. Only the candidates within 64 nats of the best cost an exp (``UNDERFLOW``).
+    """
+    cdef Py_ssize_t j, m, w, words
+    cdef uint64_t bits
+    cdef double top = -INFINITY, total = 0.0, cumulative = 0.0
+    cdef int64_t chosen = -1
+    cdef Py_ssize_t candidates = _candidate_sums(indptr, indices, data, i, table,
+                                                 sorted_log_weight, log_slice, weighted, loglik)
+    if candidates == 0:
+        return -1
     for m in range(candidates):
         top = max(top, loglik[m])
     if top == -INFINITY:
@@ -113,14 +130,15 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     return chosen
 
 
-cdef double* _scratch(Py_ssize_t threads, Py_ssize_t K) except NULL:
-    """malloc'd space for K doubles per thread (the caller frees it), or MemoryError."""
+cdef double* _scratch(Py_ssize_t threads, Py_ssize_t K, str kernel) except NULL:
+    """malloc'd space for K doubles per thread (the caller frees it), or MemoryError naming
+    ``kernel``."""
     cdef size_t per_thread = max(K, 1) * sizeof(double)
     cdef double* space = NULL
     if <size_t> threads <= SIZE_MAX // per_thread:      # else the size overflows
         space = <double*> malloc(threads * per_thread)
     if space == NULL:
-        raise MemoryError(f"slice_allocate: no memory for the scratch space of {K} components "
+        raise MemoryError(f"{kernel}: no memory for the scratch space of {K} components "
                           f"in each of {threads} threads "
                           f"({<double> threads * per_thread / 1e9:.3g} GB)")
     return space
@@ -196,7 +214,7 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     cdef const double[::1] sorted_log_weight
     cdef const double[:, ::1] table
     cdef uint64_t[:, ::1] marks
-    cdef double* scratch = _scratch(threads, K)
+    cdef double* scratch = _scratch(threads, K, "slice_allocate")
     cdef double* loglik
     try:
         marks = np.zeros((threads, max(1, (K + 63) // 64)), dtype=np.uint64)
@@ -222,6 +240,47 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
         if z[i] < 0:
             missing += 1
     return missing
+
+
+def mixture_log_likelihood(const int64_t[::1] indptr, const int64_t[::1] indices,
+                           const double[::1] data, const double[:, ::1] log_phi,
+                           const double[::1] log_weight, double[::1] out, int n_jobs=1):
+    """Each row's ``log sum_j w_j prod_c phi_jc^x_ic`` over the K components into ``out``
+    (n,), for the rows of a CSR matrix (indptr, indices, data): the sums of a weighted
+    allocation with every component a candidate (``_candidate_sums``), then their log-sum-exp
+    from the best, the terms more than 64 nats below it (``UNDERFLOW``) left out as below the
+    rounding of the total. ``log_phi`` (K, d) finite; ``log_weight`` (K,), -inf allowed.
+    ``n_jobs``: OpenMP threads over rows; each row's value is the same whatever their number.
+    MemoryError if the scratch space (K doubles per thread) cannot be had."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = log_phi.shape[0], i, m
+    cdef Py_ssize_t threads = max(1, min(n_jobs, n))
+    cdef double top, total
+    cdef double* loglik
+    cdef const double[:, ::1] table
+    if out.shape[0] != n or log_weight.shape[0] != K:
+        raise ValueError(f"mixture_log_likelihood: {out.shape[0]} outputs for {n} rows, "
+                         f"{log_weight.shape[0]} weights for {K} components")
+    cdef double* scratch = _scratch(threads, K, "mixture_log_likelihood")
+    try:
+        table = _transposed(log_phi, np.arange(K, dtype=np.int64), threads)
+    except BaseException:
+        free(scratch)
+        raise
+    with nogil, parallel(num_threads=threads):
+        loglik = scratch + threadid() * max(K, 1)
+        for i in prange(n, schedule="static"):
+            _candidate_sums(indptr, indices, data, i, table, log_weight, -INFINITY, True,
+                            loglik)
+            top = -INFINITY
+            for m in range(K):
+                top = max(top, loglik[m])
+            total = 0.0
+            if top > -INFINITY:
+                for m in range(K):
+                    if loglik[m] - top > UNDERFLOW:
+                        total = total + exp(loglik[m] - top)
+            out[i] = top + log(total) if top > -INFINITY else -INFINITY
+    free(scratch)
 
 
 def summed_by_component(const int64_t[::1] indptr, const int64_t[::1] indices,

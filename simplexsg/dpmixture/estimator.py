@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import CorpusShards
 from .._fitting import CountModelMixin, first_partial_fit_total, restore_on_error
+from .._validation import check_n_jobs
 from ..corpus import bow_to_csr, check_counts, is_bow_corpus
 from . import training
 from .slice_sampler import log_predictive, row_blocks
@@ -345,7 +346,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         multinomial coefficient: ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]``
         over the represented sticks j, the leftover mass ``w_rest`` scored by the base measure's
         Dirichlet-multinomial (the mixture of the unrepresented components). Runs in this
-        process, with or without a ``client``.
+        process on ``n_jobs`` threads, with or without a ``client``; the values do not depend
+        on ``n_jobs``.
 
         Parameters
         ----------
@@ -357,7 +359,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ndarray (n_rows,)
         """
         X = self._read(X, reset=False)
-        return log_predictive(self.theta_, self.sticks_, self.base_concentration_, X)
+        return log_predictive(self.theta_, self.sticks_, self.base_concentration_, X,
+                              check_n_jobs(self.n_jobs))
 
     def score(self, X, y=None):
         """Mean log predictive density per row (``score_samples``, with the multinomial

@@ -207,7 +207,7 @@ def run_pilot(X, params, seed, chain=None, components=None):
         if (t + 1) % GIBBS_CHECK_SWEEPS == 0:
             occupied.append(np.count_nonzero(np.bincount(z)))
             if plateau.update(-np.mean(log_predictive(
-                    state.theta, state.sticks, params.base, X_monitor))) and (
+                    state.theta, state.sticks, params.base, X_monitor, params.n_jobs))) and (
                     max_work is None or settled(occupied)):
                 break
     return state, summary(state, z)

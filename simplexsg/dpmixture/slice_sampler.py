@@ -49,14 +49,15 @@ from collections import namedtuple
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from .._ext._dp import log_components
+from .._ext._dp import log_components, mixture_log_likelihood
 from ..simplex import scir_transition, to_simplex
 from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, split_merge_count
+from .local import kernel_layout
 
 #: Sticks drawn at a time, at least, when the leftover mass must shrink below the smallest
 #: slice; more where the sticks expected to take it there are more (``sticks_to_draw``).
 NEW_STICKS = 8
-#: Dense values (rows x components) scored at a time by ``log_predictive`` and ``predict``.
+#: Dense values (rows x components) scored at a time by ``predict``.
 BLOCK_VALUES = 1 << 22
 #: Rows new to the chain are allocated ∝ w_j Mult(x | phi_j) after the sticks are extended
 #: until the leftover mass is below this; the rest of the mass is ignored.
@@ -367,27 +368,23 @@ def row_blocks(n_rows, width):
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
 
-def log_predictive(theta, sticks, base, X):
+def log_predictive(theta, sticks, base, X, n_jobs=1):
     """Log predictive density (n_rows,) of the CSR count rows X given the components ``theta``
     and the sticks ``sticks`` of a state, with the multinomial coefficient:
     ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]`` over the represented sticks
     j, the leftover mass ``w_rest`` scored by the Dirichlet-multinomial of the base measure
-    (Dirichlet(``base``)), the mixture of the unrepresented components. Row by block
-    (``row_blocks``)."""
+    (Dirichlet(``base``)), the mixture of the unrepresented components. The represented
+    components' part is the allocation's kernel (``mixture_log_likelihood``) on ``n_jobs``
+    threads, row by row in memory of one component per thread: the same values whatever
+    ``n_jobs``."""
     log_w, log_rest = log_weights(sticks)
-    log_phi = np.log(to_simplex(theta))
-    return np.concatenate([np.zeros(0)] + [
-        _block_log_predictive(X[rows], log_phi, log_w, log_rest, base)
-        for rows in row_blocks(X.shape[0], log_phi.shape[0] + 1)])
-
-
-def _block_log_predictive(X, log_phi, log_w, log_rest, base):
-    """``log_predictive`` of the CSR rows X, given log phi, the log weights and the log
-    leftover mass."""
-    log_joint = np.asarray(X @ log_phi.T) + log_w
+    log_phi = log_components(theta, np.arange(theta.shape[0]), n_jobs)
+    rows = kernel_layout(X)
+    represented = np.empty(X.shape[0])
+    mixture_log_likelihood(rows.indptr, rows.indices, rows.data, log_phi, log_w, represented,
+                           n_jobs)
     d = X.shape[1]
     totals = np.asarray(X.sum(axis=1)).ravel()
     log_base = (gammaln(d * base) - gammaln(d * base + totals)
                 + row_sums(X, gammaln(base + X.data) - gammaln(base)))
-    log_joint = np.column_stack([log_joint, log_rest + log_base])
-    return logsumexp(log_joint, axis=1) + log_multinomial_coefficient(X)
+    return np.logaddexp(represented, log_rest + log_base) + log_multinomial_coefficient(X)

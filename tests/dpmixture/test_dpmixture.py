@@ -18,11 +18,12 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from simplexsg import DPMixture
-from simplexsg._ext._dp import log_components, slice_allocate, summed_by_component
+from simplexsg._ext._dp import (log_components, mixture_log_likelihood, slice_allocate,
+                                summed_by_component)
 from simplexsg.datasets import (UCIBowCorpus, load_msweb, make_multinomial_mixture,
                                 save_uci_bow)
 from simplexsg.dpmixture import defaults, slice_sampler
-from simplexsg.dpmixture.local import LocalExecutor, component_counts
+from simplexsg.dpmixture.local import LocalExecutor, component_counts, kernel_layout
 from simplexsg.simplex import SCIR
 
 from helpers import ROOT
@@ -92,17 +93,44 @@ def test_score_samples_is_the_predictive_density():
     assert np.isclose(dp.score(X), np.mean(expected))
 
 
-def test_scores_and_labels_by_blocks_of_rows_are_those_of_all_rows(monkeypatch):
-    """``score_samples`` and ``predict`` work on blocks of rows (bounded memory); blocks of one
-    or two rows give what one block of every row gives."""
+def test_labels_by_blocks_of_rows_are_those_of_all_rows(monkeypatch):
+    """``predict`` works on blocks of rows (bounded memory); blocks of one or two rows give
+    what one block of every row gives."""
     X, _, _, _ = make_multinomial_mixture(60, 6, 3, random_state=3)
     dp = DPMixture("scir", batch_size=20, max_iter=20, random_state=0).fit(X)
-    whole = dp.score_samples(X), dp.predict(X), dp.predict_proba(X).argmax(axis=1)
-    monkeypatch.setattr(slice_sampler, "BLOCK_VALUES", 2 * dp.theta_.shape[0] + 2)
-    assert len(slice_sampler.row_blocks(X.shape[0], dp.theta_.shape[0] + 1)) == 30
-    assert np.array_equal(dp.score_samples(X), whole[0])
-    assert np.array_equal(dp.predict(X), whole[1])
-    assert np.array_equal(whole[1], whole[2])
+    whole = dp.predict(X), dp.predict_proba(X).argmax(axis=1)
+    monkeypatch.setattr(slice_sampler, "BLOCK_VALUES", 2 * dp.components_.shape[0])
+    assert len(slice_sampler.row_blocks(X.shape[0], dp.components_.shape[0])) == 30
+    assert np.array_equal(dp.predict(X), whole[0])
+    assert np.array_equal(whole[0], whole[1])
+
+
+def test_scores_are_the_log_sum_of_the_weighted_likelihoods_on_any_threads():
+    """``mixture_log_likelihood`` (the kernel of ``score_samples``) is scipy's log-sum-exp of
+    log w_j + sum_c x_c log phi_jc, with weights of -inf, an empty row and rows thousands of
+    nats below most components, and the same values on one thread or three; so is
+    ``score_samples``."""
+    rng = np.random.default_rng(4)
+    X = sp.random(40, 30, density=0.3, random_state=5, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 400, n)).astype(np.float64)
+    X = sp.vstack([X, sp.csr_matrix((1, 30))]).tocsr()
+    log_phi = np.log(np.maximum(rng.dirichlet(np.full(30, 0.05), size=25), 1e-300))
+    log_w = np.log(rng.dirichlet(np.ones(25)))
+    log_w[[3, 17]] = -np.inf
+    expected = logsumexp(log_w + np.asarray(X @ log_phi.T), axis=1)
+    layout = kernel_layout(X)
+    values = []
+    for n_jobs in (1, 3):
+        out = np.empty(X.shape[0])
+        mixture_log_likelihood(layout.indptr, layout.indices, layout.data, log_phi, log_w,
+                               out, n_jobs)
+        values.append(out)
+    assert np.allclose(values[0], expected, rtol=1e-12, atol=0)
+    assert np.array_equal(values[0], values[1])
+    assert values[0][-1] == pytest.approx(np.log(np.exp(log_w).sum()), rel=1e-12)
+    Y, _, _, _ = make_multinomial_mixture(300, 40, 4, random_state=1)
+    dp = DPMixture("scir", batch_size=50, max_iter=30, random_state=0).fit(Y)
+    assert np.array_equal(dp.score_samples(Y), dp.set_params(n_jobs=2).score_samples(Y))
 
 
 def test_predict_proba_is_bayes_rule():
@@ -522,8 +550,8 @@ def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeyp
     from simplexsg.dpmixture import init
     scores, run, log_predictive = [], init.run_pilot, init.log_predictive
 
-    def scored(theta, sticks, base, X):
-        value = log_predictive(theta, sticks, base, X)
+    def scored(theta, sticks, base, X, n_jobs):
+        value = log_predictive(theta, sticks, base, X, n_jobs)
         scores.append((X.shape[0], theta.shape[0], -value.mean()))
         return value
 

@@ -13,6 +13,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, NAN, exp, fabs, isnan, lgamma, log, log1p
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
+from cython.parallel cimport parallel, prange, threadid
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_uniform
 
@@ -621,6 +622,38 @@ def log_split_pair_ratio(double n_rows, double other_splittable, double other_sp
                                  moved, component_share, row_share)
 
 
+cdef bint _record(const int64_t[::1] indptr, const int64_t[::1] indices,
+                  const double[::1] data, const int64_t* rows, Py_ssize_t n_rows,
+                  double* dense, Py_ssize_t n_features, double base, const double[::1] rising,
+                  _Sums* out) noexcept nogil:
+    """The summed counts of the rows ``rows[:n_rows]`` (in one pass over their stored counts,
+    through ``dense``, n_features zeros, left zeros), their categories, total and log marginal,
+    in ``out``; True if out of memory (``out`` then holds no component)."""
+    cdef Py_ssize_t r, c, size = 0, at = 0
+    cdef double total = 0.0
+    for r in range(n_rows):
+        _add_row(indptr, indices, data, rows[r], dense)
+    for c in range(n_features):
+        size += dense[c] != 0.0
+    cdef int64_t* categories = <int64_t*> malloc(max(size, 1) * sizeof(int64_t))
+    cdef double* counts = <double*> malloc(max(size, 1) * sizeof(double))
+    for c in range(n_features):
+        if dense[c] != 0.0:
+            total += dense[c]
+            if categories != NULL and counts != NULL:
+                categories[at], counts[at] = c, dense[c]
+                at += 1
+            dense[c] = 0.0
+    if categories == NULL or counts == NULL:
+        free(categories)
+        free(counts)
+        out[0] = _Sums(NULL, NULL, -1, 0.0, 0.0)
+        return True
+    out[0] = _Sums(categories, counts, size,
+                   _summed_log_marginal(counts, size, n_features, base, rising), total)
+    return False
+
+
 cdef enum:
     # what ``ComponentScreen.screen`` stopped at (``_OUTCOMES``)
     SCREENED = 0        # the budget: every proposal it made was rejected
@@ -682,45 +715,65 @@ cdef class ComponentScreen:
         """Forget component ``label`` (now empty)."""
         self._forget(label)
 
+    cdef void _reserve(self, Py_ssize_t labels) except *:
+        """Room for the labels below ``labels``; the new ones hold no component."""
+        cdef Py_ssize_t c, capacity
+        cdef _Sums* grown
+        if labels <= self.capacity:
+            return
+        capacity = max(labels, 2 * self.capacity)
+        grown = <_Sums*> realloc(self.sums, capacity * sizeof(_Sums))
+        if grown == NULL:
+            raise MemoryError("ComponentScreen: no memory for the components")
+        for c in range(self.capacity, capacity):
+            grown[c] = _Sums(NULL, NULL, -1, 0.0, 0.0)
+        self.sums, self.capacity = grown, capacity
+
     def set(self, Py_ssize_t label, const int64_t[::1] rows):
         """Record component ``label`` >= 0 whose rows are ``rows`` (indices into the matrix):
         its summed counts, in one pass over their stored counts, and its log marginal."""
-        cdef Py_ssize_t r, c, size = 0, at = 0, capacity
-        cdef double total = 0.0
-        cdef _Sums* grown
+        cdef bint failed
         if label < 0:
             raise ValueError(f"ComponentScreen.set: label {label} < 0")
-        if label >= self.capacity:
-            capacity = max(label + 1, 2 * self.capacity)
-            grown = <_Sums*> realloc(self.sums, capacity * sizeof(_Sums))
-            if grown == NULL:
-                raise MemoryError("ComponentScreen: no memory for the components")
-            for c in range(self.capacity, capacity):
-                grown[c] = _Sums(NULL, NULL, -1, 0.0, 0.0)
-            self.sums, self.capacity = grown, capacity
+        self._reserve(label + 1)
         self._forget(label)
+        cdef const int64_t* first = &rows[0] if rows.shape[0] else NULL
         with nogil:
-            for r in range(rows.shape[0]):
-                _add_row(self.indptr, self.indices, self.data, rows[r], self.dense)
-            for c in range(self.n_features):
-                size += self.dense[c] != 0.0
-        cdef int64_t* categories = <int64_t*> malloc(max(size, 1) * sizeof(int64_t))
-        cdef double* counts = <double*> malloc(max(size, 1) * sizeof(double))
-        with nogil:
-            for c in range(self.n_features):
-                if self.dense[c] != 0.0:
-                    total += self.dense[c]
-                    if categories != NULL and counts != NULL:
-                        categories[at], counts[at] = c, self.dense[c]
-                        at += 1
-                    self.dense[c] = 0.0
-        if categories == NULL or counts == NULL:
-            free(categories)
-            free(counts)
+            failed = _record(self.indptr, self.indices, self.data, first, rows.shape[0],
+                             self.dense, self.n_features, self.base, self.rising,
+                             &self.sums[label])
+        if failed:
             raise MemoryError("ComponentScreen: no memory for a component's counts")
-        self.sums[label] = _Sums(categories, counts, size,
-                                 _summed_log_marginal(counts, size, self.n_features, self.base,
-                                                      self.rising), total)
+
+    def set_all(self, const int64_t[::1] order, const int64_t[::1] bounds, int n_jobs=1):
+        """Forget every component, then record each label j whose rows are
+        ``order[bounds[j]:bounds[j + 1]]`` (none if empty): ``set`` of every label at once, the
+        labels shared among ``n_jobs`` threads; the same sums whatever their number."""
+        cdef Py_ssize_t j, labels = bounds.shape[0] - 1, d = max(self.n_features, 1)
+        cdef int threads = max(1, n_jobs)
+        cdef bint failed = False
+        cdef double* dense
+        self.clear()
+        self._reserve(labels)
+        cdef double* scratch = <double*> calloc(threads * d, sizeof(double))
+        if scratch == NULL:
+            raise MemoryError("ComponentScreen: no memory for the blocks' summed counts")
+        cdef const int64_t[::1] indptr = self.indptr, indices = self.indices
+        cdef const double[::1] data = self.data, rising = self.rising
+        cdef Py_ssize_t n_features = self.n_features
+        cdef double base = self.base
+        cdef _Sums* sums = self.sums
+        with nogil, parallel(num_threads=threads):
+            dense = scratch + threadid() * d
+            for j in prange(labels, schedule="dynamic"):
+                if bounds[j + 1] > bounds[j] and _record(
+                        indptr, indices, data, &order[bounds[j]], bounds[j + 1] - bounds[j],
+                        dense, n_features, base, rising, &sums[j]):
+                    failed = True
+        free(scratch)
+        if failed:
+            self.clear()
+            raise MemoryError("ComponentScreen: no memory for a component's counts")
 
     cdef const _Sums* _held(self, Py_ssize_t label) except NULL:
         if not 0 <= label < self.capacity or self.sums[label].size < 0:

@@ -164,13 +164,14 @@ class _Blocks:
     within a component (``pairs``); the labels a split may give its new block,
     ``labels_to_choose``: the empty ones below J, and J), kept up to date by ``move``, so that
     a proposal costs the size of its blocks and the labels between its two, not O(n), and
-    the labels once a move, not once a proposal."""
+    the labels once a move, not once a proposal. ``order`` and ``bounds``: the rows sorted by
+    label and each label's run of them, as z first was (``move`` leaves them)."""
 
     def __init__(self, z):
         self.occupancy = np.bincount(z)
-        order = np.argsort(z, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(self.occupancy)])
-        self.rows = {int(j): order[bounds[j]:bounds[j + 1]]
+        self.order = np.argsort(z, kind="stable")
+        self.bounds = np.concatenate([[0], np.cumsum(self.occupancy)])
+        self.rows = {int(j): self.order[self.bounds[j]:self.bounds[j + 1]]
                      for j in np.flatnonzero(self.occupancy)}
         self._count()
 
@@ -266,9 +267,7 @@ class SplitMerge:
         if z.size < 2:
             return tally
         blocks = _Blocks(z)
-        self.screen.clear()
-        for label, rows in blocks.rows.items():
-            self.screen.set(label, rows)
+        self.screen.set_all(blocks.order, blocks.bounds, n_jobs)
         workers = n_jobs if n_jobs > 1 else 0
         with ThreadPoolExecutor(workers) if workers else contextlib.nullcontext() as pool:
             self._pipeline(z, alpha, rng, blocks, tally, pool, workers)

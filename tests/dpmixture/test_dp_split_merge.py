@@ -114,6 +114,35 @@ def test_a_components_marginal_from_its_summed_counts(rows_a, rows_b):
             screen.log_marginal(7)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_every_component_recorded_at_once_is_each_recorded_alone(n_jobs):
+    """``set_all`` on z's rows sorted by label records each occupied label as ``set`` does,
+    on one thread or two (the same log marginals, totals and merge gains, to the bit), holds
+    no label left empty, and forgets the components recorded before."""
+    rng = np.random.default_rng(3)
+    X = sp.random(300, 40, density=0.2, random_state=4, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 9, n)).astype(np.float64)
+    z = rng.integers(0, 30, X.shape[0])
+    z[z == 5] = 6                                     # a label left empty
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, X.shape[1], BETA6,
+            rising_factorials(BETA6, 5))
+    each, at_once = ComponentScreen(*args), ComponentScreen(*args)
+    at_once.set(40, np.array([1, 2], dtype=np.int64))       # forgotten by set_all
+    occupancy = np.bincount(z)
+    order = np.argsort(z, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(occupancy)])
+    at_once.set_all(order, bounds, n_jobs)
+    labels = np.flatnonzero(occupancy)
+    for j in labels:
+        each.set(j, np.flatnonzero(z == j))
+        assert at_once.log_marginal(j) == each.log_marginal(j)
+        assert at_once.total(j) == each.total(j) == X[z == j].sum()
+    assert at_once.merged_gain(labels[0], labels[-1]) == each.merged_gain(labels[0], labels[-1])
+    for j in (5, 40):
+        with pytest.raises(KeyError, match=f"no component {j}"):
+            at_once.log_marginal(j)
+
+
 def test_the_screen_refuses_a_component_it_does_not_hold():
     """A merge between a recorded component and one never recorded is an error that names
     the component, not a read of memory that is not there."""

@@ -41,10 +41,11 @@ cdef enum:
     COUNTS_AT_ONCE = 4
 
 
-cdef Py_ssize_t _candidate_sums(const int64_t[::1] indptr, const int64_t[::1] indices,
-                                const double[::1] data, Py_ssize_t i,
-                                const double[:, ::1] table, const double[::1] sorted_log_weight,
-                                double log_slice, bint weighted, double* loglik) noexcept nogil:
+cdef inline Py_ssize_t _candidate_sums(const int64_t[::1] indptr,
+                                       const int64_t[::1] indices, const double[::1] data,
+                                       Py_ssize_t i, const double[:, ::1] table,
+                                       const double[::1] sorted_log_weight, double log_slice,
+                                       bint weighted, double* loglik) noexcept nogil:
     """The candidates of row i, the prefix of ``table``'s components whose log weight
     (``sorted_log_weight``, decreasing but for a slice of -inf, which takes them all) is at
     least ``log_slice``: their number, and in ``loglik`` each one's ``sum_c x_ic log phi_jc``

@@ -750,8 +750,8 @@ cdef class ComponentScreen:
         ``order[bounds[j]:bounds[j + 1]]`` (none if empty): ``set`` of every label at once, the
         labels shared among ``n_jobs`` threads; the same sums whatever their number."""
         cdef Py_ssize_t j, labels = bounds.shape[0] - 1, d = max(self.n_features, 1)
+        cdef Py_ssize_t failures = 0            # a sum over the threads (a prange reduction)
         cdef int threads = max(1, n_jobs)
-        cdef bint failed = False
         cdef double* dense
         self.clear()
         self._reserve(labels)
@@ -769,9 +769,9 @@ cdef class ComponentScreen:
                 if bounds[j + 1] > bounds[j] and _record(
                         indptr, indices, data, &order[bounds[j]], bounds[j + 1] - bounds[j],
                         dense, n_features, base, rising, &sums[j]):
-                    failed = True
+                    failures += 1
         free(scratch)
-        if failed:
+        if failures:
             self.clear()
             raise MemoryError("ComponentScreen: no memory for a component's counts")
 

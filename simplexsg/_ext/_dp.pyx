@@ -19,8 +19,7 @@ import numpy as np
 
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, exp, log
-from libc.stdint cimport SIZE_MAX, int64_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdint cimport int64_t, uint64_t
 
 cdef extern from *:
     """
@@ -131,18 +130,15 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     return chosen
 
 
-cdef double* _scratch(Py_ssize_t threads, Py_ssize_t K, str kernel) except NULL:
-    """malloc'd space for K doubles per thread (the caller frees it), or MemoryError naming
-    ``kernel``."""
-    cdef size_t per_thread = max(K, 1) * sizeof(double)
-    cdef double* space = NULL
-    if <size_t> threads <= SIZE_MAX // per_thread:      # else the size overflows
-        space = <double*> malloc(threads * per_thread)
-    if space == NULL:
+cdef _scratch(Py_ssize_t threads, Py_ssize_t K, str kernel):
+    """(threads, max(K, 1)) doubles: each thread's sums of K candidates; MemoryError naming
+    ``kernel`` if they cannot be had (numpy's ValueError for a size past its range too)."""
+    try:
+        return np.empty((threads, max(K, 1)))
+    except (MemoryError, ValueError):
         raise MemoryError(f"{kernel}: no memory for the scratch space of {K} components "
                           f"in each of {threads} threads "
-                          f"({<double> threads * per_thread / 1e9:.3g} GB)")
-    return space
+                          f"({<double> threads * max(K, 1) * 8 / 1e9:.3g} GB)") from None
 
 
 def log_components(const double[:, ::1] theta, const int64_t[::1] rows, int n_jobs=1):
@@ -215,28 +211,20 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     cdef const double[::1] sorted_log_weight
     cdef const double[:, ::1] table
     cdef uint64_t[:, ::1] marks
-    cdef double* scratch = _scratch(threads, K, "slice_allocate")
-    cdef double* loglik
-    try:
-        marks = np.zeros((threads, max(1, (K + 63) // 64)), dtype=np.uint64)
-        by_weight = np.argsort(-np.asarray(log_weight), kind="stable")
-        order = by_weight
-        rank = np.argsort(by_weight)
-        last_label = np.maximum.accumulate(by_weight)
-        sorted_log_weight = np.asarray(log_weight)[by_weight]
-        lowest = np.min(log_slice, initial=np.inf)
-        used = int(np.count_nonzero(np.asarray(sorted_log_weight) >= lowest))
-        table = _transposed(log_phi, by_weight[:used], threads)
-    except BaseException:
-        free(scratch)
-        raise
-    with nogil, parallel(num_threads=threads):
-        loglik = scratch + threadid() * max(K, 1)
-        for i in prange(n, schedule="static"):
-            z[i] = _allocate_row(indptr, indices, data, i, table, order, rank, last_label,
-                                 sorted_log_weight, log_slice[i], uniform[i], weighted, loglik,
-                                 &marks[threadid(), 0])
-    free(scratch)
+    cdef double[:, ::1] scratch = _scratch(threads, K, "slice_allocate")
+    marks = np.zeros((threads, max(1, (K + 63) // 64)), dtype=np.uint64)
+    by_weight = np.argsort(-np.asarray(log_weight), kind="stable")
+    order = by_weight
+    rank = np.argsort(by_weight)
+    last_label = np.maximum.accumulate(by_weight)
+    sorted_log_weight = np.asarray(log_weight)[by_weight]
+    lowest = np.min(log_slice, initial=np.inf)
+    used = int(np.count_nonzero(np.asarray(sorted_log_weight) >= lowest))
+    table = _transposed(log_phi, by_weight[:used], threads)
+    for i in prange(n, nogil=True, schedule="static", num_threads=threads):
+        z[i] = _allocate_row(indptr, indices, data, i, table, order, rank, last_label,
+                             sorted_log_weight, log_slice[i], uniform[i], weighted,
+                             &scratch[threadid(), 0], &marks[threadid(), 0])
     for i in range(n):
         if z[i] < 0:
             missing += 1
@@ -257,18 +245,13 @@ def mixture_log_likelihood(const int64_t[::1] indptr, const int64_t[::1] indices
     cdef Py_ssize_t threads = max(1, min(n_jobs, n))
     cdef double top, total
     cdef double* loglik
-    cdef const double[:, ::1] table
     if out.shape[0] != n or log_weight.shape[0] != K:
         raise ValueError(f"mixture_log_likelihood: {out.shape[0]} outputs for {n} rows, "
                          f"{log_weight.shape[0]} weights for {K} components")
-    cdef double* scratch = _scratch(threads, K, "mixture_log_likelihood")
-    try:
-        table = _transposed(log_phi, np.arange(K, dtype=np.int64), threads)
-    except BaseException:
-        free(scratch)
-        raise
+    cdef double[:, ::1] scratch = _scratch(threads, K, "mixture_log_likelihood")
+    cdef const double[:, ::1] table = _transposed(log_phi, np.arange(K, dtype=np.int64), threads)
     with nogil, parallel(num_threads=threads):
-        loglik = scratch + threadid() * max(K, 1)
+        loglik = &scratch[threadid(), 0]
         for i in prange(n, schedule="static"):
             _candidate_sums(indptr, indices, data, i, table, log_weight, -INFINITY, True,
                             loglik)
@@ -281,7 +264,6 @@ def mixture_log_likelihood(const int64_t[::1] indptr, const int64_t[::1] indices
                     if loglik[m] - top > UNDERFLOW:
                         total = total + exp(loglik[m] - top)
             out[i] = top + log(total) if top > -INFINITY else -INFINITY
-    free(scratch)
 
 
 def summed_by_component(const int64_t[::1] indptr, const int64_t[::1] indices,

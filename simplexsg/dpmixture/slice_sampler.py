@@ -374,9 +374,9 @@ def log_predictive(theta, sticks, base, X, n_jobs=1):
     ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]`` over the represented sticks
     j, the leftover mass ``w_rest`` scored by the Dirichlet-multinomial of the base measure
     (Dirichlet(``base``)), the mixture of the unrepresented components. The represented
-    components' part is the allocation's kernel (``mixture_log_likelihood``) on ``n_jobs``
-    threads, row by row in memory of one component per thread: the same values whatever
-    ``n_jobs``."""
+    components' part is the allocation's kernel (``mixture_log_likelihood``), row by row on
+    ``n_jobs`` threads (memory: log phi twice, (J, d) and transposed, and J doubles a
+    thread); the values are the same whatever ``n_jobs``."""
     log_w, log_rest = log_weights(sticks)
     log_phi = log_components(theta, np.arange(theta.shape[0]), n_jobs)
     rows = kernel_layout(X)

@@ -119,7 +119,8 @@ class Stream(enum.IntEnum):
 
     #: The start of a chain; index 0: the initial state, 1: random allocations, 2: the pilot's
     #: rows and everything after the pilot, 3: the pilot chain's own seed, 4: the second
-    #: pilot's (``RESIDUAL_SHARE``).
+    #: pilot's (``RESIDUAL_SHARE``), 5 and 6: a minibatch sampler's pilot's own start
+    #: (``init.exact_start``).
     INIT = 0
     #: The order of a pass (its permutation, or a stream's shuffle buffer); index: the pass.
     ORDER = 1

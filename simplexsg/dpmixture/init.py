@@ -14,6 +14,7 @@ cluster when the pilot saw a subset and found fewer than ``initial_components``
 
 Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).
 """
+import dataclasses
 from time import perf_counter
 
 import numpy as np
@@ -23,8 +24,8 @@ from .._random import substream
 from ..corpus import check_counts
 from ..simplex import scir_transition
 from ..stopping import Plateau
-from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS,
-                       PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_PATIENCE,
+from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS, PILOT_ENTRIES,
+                       PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_PATIENCE, PILOT_ROWS,
                        PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_BELOW_ENTRIES, RESIDUAL_COMPONENTS,
                        RESIDUAL_SHARE, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain,
                        residual_chain)
@@ -52,30 +53,41 @@ def matrix_start(X, state, params, seed, executor):
     if params.init == "random":
         return state, _rng(seed, 1).integers(params.initial_components, size=X.shape[0])
     rng = _rng(seed, 2)
-    order = rng.permutation(X.shape[0])
     if params.init_rows is None:          # up to the sampler's bounds on rows and entries
-        max_rows, max_entries = pilot_bounds(params.sampler)
-        entries = np.cumsum(executor.row_entries(X)[order])
-        n = min(max_rows, max(1, int(np.searchsorted(entries, max_entries, "right"))))
+        rows = random_rows(executor.row_entries(X), *pilot_bounds(params.sampler), rng)
     else:
-        n = params.init_rows
-    rows = np.sort(order[:n])
+        rows = np.sort(rng.permutation(X.shape[0])[:params.init_rows])
     X_pilot = executor.read(X, rows)
     state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng)
     kernel = Kernel.of(params, params.sampler)
-    if (params.sampler == "gibbs" and rows.size < X.shape[0]
-            and X_pilot.nnz < RESIDUAL_BELOW_ENTRIES):
+    if params.sampler == "gibbs" and rows.size < X.shape[0] and short_rows(X_pilot):
         state = with_residual_clusters(X, state, params, seed, kernel, rng)
     return allocate(state, kernel, executor, executor.take(X, None), None, rng)
 
 
-def with_residual_clusters(X, state, params, seed, kernel, rng):
+def random_rows(row_entries, max_rows, max_entries, rng):
+    """Sorted indices of a random subset of the rows with ``row_entries`` stored counts
+    (n,): the first rows of a permutation drawn by ``rng``, up to ``max_rows`` rows and
+    ``max_entries`` stored counts (at least one row)."""
+    order = rng.permutation(row_entries.size)
+    entries = np.cumsum(row_entries[order])
+    n = min(max_rows, max(1, int(np.searchsorted(entries, max_entries, "right"))))
+    return np.sort(order[:n])
+
+
+def short_rows(X_pilot):
+    """Whether the rows of an exact sampler's pilot (CSR) are short: they hold fewer than
+    RESIDUAL_BELOW_ENTRIES stored counts, so that small clusters need a second pilot."""
+    return X_pilot.nnz < RESIDUAL_BELOW_ENTRIES
+
+
+def with_residual_clusters(X, state, params, seed, kernel, rng, deadline=None):
     """``state`` (a pilot's, on a subset of the CSR rows X in this process) with the clusters
     of a second pilot chain on the rows its clusters explain worst (``residual_rows``, after
     an allocation of every row ``∝ w_j Mult(x | phi_j)``): started at random from
     RESIDUAL_COMPONENTS components, with the moves and stopping rule of ``residual_chain``.
     Each first cluster's weight is its share of the rows, each second one's its weight in
-    the second pilot times that pilot's share of the rows."""
+    the second pilot times that pilot's share of the rows. ``deadline``: ``run_pilot``'s."""
     state, z = allocate(state, kernel, LocalExecutor(), X, None, rng)
     found = summary(state, z)
     rows = residual_rows(X, found, params.base)
@@ -83,7 +95,8 @@ def with_residual_clusters(X, state, params, seed, kernel, rng):
     if X_rows.sum() == 0:
         return state
     second, extra = run_pilot(X_rows, params, substream(seed, Stream.INIT, 4),
-                              chain=residual_chain(), components=RESIDUAL_COMPONENTS)
+                              chain=residual_chain(), components=RESIDUAL_COMPONENTS,
+                              deadline=deadline)
     share = rows.size / X.shape[0]
     weights = np.concatenate([np.bincount(found.labels) / X.shape[0] * (1.0 - share),
                               extra.weights * share])
@@ -151,12 +164,46 @@ def _next_rows(batches, max_rows, max_entries=None):
 
 def start_from_pilot(X_pilot, subset, params, seed, rng):
     """The state the pilot chain on the rows ``X_pilot`` finds; ``subset``: they are a subset
-    of the data (SCIR then over-provisions)."""
-    state, found = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3))
+    of the data (SCIR then over-provisions). A minibatch sampler's pilot on a subset starts
+    where the exact sampler would start on its rows (``exact_start``) when they are short."""
+    deadline = pilot_deadline(params)
+    start = None
+    if params.sampler != "gibbs" and subset:
+        start = exact_start(X_pilot, params, seed, deadline)
+    state, found = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3), start=start,
+                             deadline=deadline)
     copies = -(-params.initial_components // found.occupied.size)
     if params.sampler == "scir" and copies > 1 and subset:
         state = over_provision(state, found, X_pilot, copies, params.base, rng)
     return state
+
+
+def exact_start(X, params, seed, deadline=None):
+    """The start of the exact sampler on the CSR rows X where they are short, as its own fit
+    takes it (``matrix_start``): the clusters of a pilot on a random subset of them (within
+    PILOT_ROWS and PILOT_ENTRIES), with a second pilot's on the rows these explain worst
+    (``with_residual_clusters``); None where that subset holds every row or is not
+    ``short_rows``. A minibatch sampler's pilot starts there: from a random start its chain
+    cuts the dominant clusters of short rows into pieces and finds fewer small clusters
+    ("A pilot that starts as the exact sampler" in docs/benchmarks/dp.rst). Draws from the
+    streams ``Stream.INIT`` 5 (the subset, the second pilot's rows) and 6 (the first pilot)."""
+    rng = _rng(seed, 5)
+    rows = random_rows(np.diff(X.indptr), PILOT_ROWS, PILOT_ENTRIES, rng)
+    X_small = X[rows]
+    if rows.size == X.shape[0] or not short_rows(X_small):
+        return None
+    exact = dataclasses.replace(params, sampler="gibbs")
+    small, _ = run_pilot(X_small, exact, substream(seed, Stream.INIT, 6), deadline=deadline)
+    return with_residual_clusters(X, small, params, seed, Kernel.of(exact, "gibbs"), rng,
+                                  deadline)
+
+
+def pilot_deadline(params):
+    """The ``perf_counter`` time by which the pilot chains of a fit with ``max_time`` stop
+    (PILOT_TIME_SHARE of it from now); None without ``max_time``."""
+    if params.max_time is None:
+        return None
+    return perf_counter() + PILOT_TIME_SHARE * params.max_time
 
 
 def monitor_rows(n_rows, rng):
@@ -167,33 +214,36 @@ def monitor_rows(n_rows, rng):
     return np.sort(rng.choice(n_rows, MONITOR_ROWS, replace=False))
 
 
-def run_pilot(X, params, seed, chain=None, components=None):
+def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline=None):
     """The pilot chain on the CSR rows X: the exact sampler with the sweeps and split-merge
     proposals of ``chain`` (None: ``pilot_chain`` for the chain of ``params.sampler``), from
-    a random start with ``components`` (None: ``params.initial_components``), its draws
-    derived from ``seed``. It stops before its sweeps are done on a plateau of its own
+    a random start with ``components`` (None: ``params.initial_components``) or from the
+    state ``start`` (every row allocated to its components), its draws derived from
+    ``seed``. It stops before its sweeps are done on a plateau of its own
     check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
     ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with a bound on its work (that of
     ``pilot_chain``), only once its occupied components have also settled (``settled``), and
     once its work reaches the bound (in visits: each sweep's ``allocation_visits`` from the
     state it starts at, and PASS_ROW_VISITS per row its moves' passes went over);
-    with ``max_time``, after the sweep that spends PILOT_TIME_SHARE of it. Returns its last
-    state and that state's ``Summary``."""
+    with ``max_time``, after the sweep that ends past ``deadline`` (None:
+    ``pilot_deadline``). Returns its last state and that state's ``Summary``."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
     n_rows, K = X.shape[0], components or params.initial_components
-    state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
-                      _rng(seed, 0))
-    z = _rng(seed, 1).integers(K, size=n_rows)
     sweeps, proposals, budget, max_work = chain or pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
                     proposals, split_merge_work=budget)
+    if start is None:
+        state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
+                          _rng(seed, 0))
+        z = _rng(seed, 1).integers(K, size=n_rows)
+    else:
+        state, z = allocate(start, kernel, LocalExecutor(), X, None, _rng(seed, 1))
     X_kernel = kernel_layout(X)        # converted once, not in every sweep's kernels
     move = SplitMerge(X_kernel, params.base, params.restricted_scans)
     executor, rows = LocalExecutor(), np.arange(n_rows)
     X_monitor, plateau = X[monitor_rows(n_rows, _rng(seed, 2))], Plateau(PILOT_TOL, PILOT_PATIENCE)
-    deadline = (None if params.max_time is None
-                else perf_counter() + PILOT_TIME_SHARE * params.max_time)
+    deadline = pilot_deadline(params) if deadline is None else deadline
     work, row_entries, occupied = 0.0, np.diff(X.indptr), []
     for t in range(sweeps):
         rng = np.random.default_rng(substream(seed, Stream.STEP, t))

@@ -5,6 +5,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -560,7 +561,7 @@ def test_the_pilot_stops_on_a_plateau_of_its_check(tol, sweeps, mixture, monkeyp
     monkeypatch.setattr(defaults, "PILOT_ITER", 40)
     X = mixture[0][:1500]
     found = []
-    monkeypatch.setattr(init, "run_pilot", lambda *a: found.append(run(*a)) or found[-1])
+    monkeypatch.setattr(init, "run_pilot", lambda *a, **k: found.append(run(*a, **k)) or found[-1])
     DPMixture("gibbs", max_iter=1, random_state=0).fit(X)
     assert {rows for rows, _, _ in scores} == {defaults.MONITOR_ROWS}   # of 1,500 rows
     checks = len(scores)
@@ -723,8 +724,8 @@ def test_the_exact_samplers_pilot_start_adds_a_second_pilot_on_the_residual_rows
         monkeypatch.setattr(init, "RESIDUAL_BELOW_ENTRIES", below)
     calls, run = [], init.run_pilot
 
-    def recorded(X, params, seed, chain=None, components=None):
-        state, found = run(X, params, seed, chain, components)
+    def recorded(X, params, seed, chain=None, components=None, **kwargs):
+        state, found = run(X, params, seed, chain, components, **kwargs)
         calls.append((X.shape[0], chain, components, found.occupied.size))
         return state, found
 
@@ -738,6 +739,50 @@ def test_the_exact_samplers_pilot_start_adds_a_second_pilot_on_the_residual_rows
                                 defaults.RESIDUAL_COMPONENTS)
         assert calls[1][3] >= 1
     assert model.n_iter_ == 1
+
+
+@pytest.mark.parametrize("below, nested", [(None, True), (10, False)])
+def test_a_minibatch_samplers_pilot_on_short_rows_starts_as_the_exact_sampler(
+        below, nested, mixture, monkeypatch):
+    """SCIR's pilot on a subset of short rows (here 1,000 of 2,000) starts from
+    ``exact_start``: the exact sampler's pilot on PILOT_ROWS of them (100 here), then its
+    second pilot on the rows that pilot explains worst; the pilot chain on all 1,000 rows
+    starts from both pilots' clusters, every row allocated to them. Where the subset's rows
+    hold RESIDUAL_BELOW_ENTRIES counts, the pilot starts at random, as before. With
+    ``max_time`` the three chains share one deadline, PILOT_TIME_SHARE of it."""
+    from simplexsg.dpmixture import init
+    monkeypatch.setattr(init, "PILOT_ROWS", 100)
+    if below is not None:
+        monkeypatch.setattr(init, "RESIDUAL_BELOW_ENTRIES", below)
+    calls, run = [], init.run_pilot
+
+    def recorded(X, params, seed, chain=None, components=None, start=None, **kwargs):
+        state, found = run(X, params, seed, chain, components, start, **kwargs)
+        calls.append(dict(rows=X.shape[0], chain=chain, sampler=params.sampler, start=start,
+                          occupied=found.occupied.size, deadline=kwargs.get("deadline")))
+        return state, found
+
+    monkeypatch.setattr(init, "run_pilot", recorded)
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 10)
+    monkeypatch.setattr(defaults, "PILOT_ITER", 10)
+    DPMixture("scir", max_iter=1, init_rows=1000, random_state=0).fit(mixture[0])
+    if not nested:
+        assert len(calls) == 1 and calls[0]["start"] is None and calls[0]["rows"] == 1000
+        return
+    first, second, pilot = calls
+    assert (first["rows"], first["chain"], first["sampler"]) == (100, None, "gibbs")
+    assert second["rows"] == int(defaults.RESIDUAL_SHARE * 1000)
+    assert second["chain"] == defaults.residual_chain()
+    assert pilot["rows"] == 1000 and pilot["chain"] is None and pilot["sampler"] == "scir"
+    assert pilot["start"].theta.shape[0] == first["occupied"] + second["occupied"]
+    assert {call["deadline"] for call in calls} == {None}
+    calls.clear()
+    before = time.perf_counter()
+    DPMixture("scir", max_iter=1, init_rows=1000, max_time=1000.0, random_state=0).fit(
+        mixture[0])
+    deadlines = {call["deadline"] for call in calls}
+    assert len(calls) == 3 and len(deadlines) == 1
+    assert 0 < deadlines.pop() - before - defaults.PILOT_TIME_SHARE * 1000.0 < 5.0
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -10,7 +10,11 @@ true clusters and keeps them merged (SCIR has no move that splits), while the pi
 are found on few rows at little cost. A stochastic-gradient chain cannot create clusters that
 the pilot's subset of the rows did not support, so SCIR starts from copies of each pilot
 cluster when the pilot saw a subset and found fewer than ``initial_components``
-(``over_provision``); docs/benchmarks/dp.rst has the measurements.
+(``over_provision``). On short rows the exact sampler's start adds the clusters of a second
+pilot on the rows the first explains worst (``with_residual_clusters``), and a minibatch
+sampler's pilot on a subset starts from that start on its own rows (``exact_start``). The
+pilot chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
+docs/benchmarks/dp.rst has the measurements.
 
 Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).
 """
@@ -52,16 +56,16 @@ def matrix_start(X, state, params, seed, executor):
     and the allocations of every row."""
     if params.init == "random":
         return state, _rng(seed, 1).integers(params.initial_components, size=X.shape[0])
-    rng = _rng(seed, 2)
+    rng, deadline = _rng(seed, 2), pilot_deadline(params)
     if params.init_rows is None:          # up to the sampler's bounds on rows and entries
         rows = random_rows(executor.row_entries(X), *pilot_bounds(params.sampler), rng)
     else:
         rows = np.sort(rng.permutation(X.shape[0])[:params.init_rows])
     X_pilot = executor.read(X, rows)
-    state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng)
+    state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng, deadline)
     kernel = Kernel.of(params, params.sampler)
     if params.sampler == "gibbs" and rows.size < X.shape[0] and short_rows(X_pilot):
-        state = with_residual_clusters(X, state, params, seed, kernel, rng)
+        state = with_residual_clusters(X, state, params, seed, kernel, rng, deadline)
     return allocate(state, kernel, executor, executor.take(X, None), None, rng)
 
 
@@ -145,7 +149,8 @@ def stream_start(stream, state, params, seed):
     if X_pilot.sum() == 0:
         raise ValueError("the corpus's first documents have no counts")
     if params.init == "pilot":
-        state = start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, seed, rng)
+        state = start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, seed, rng,
+                                 pilot_deadline(params))
     return state, (X_pilot if X_monitor is None else X_monitor)[:MONITOR_ROWS], n_rows
 
 
@@ -162,11 +167,11 @@ def _next_rows(batches, max_rows, max_entries=None):
     return sp.vstack(read, format="csr") if read else None
 
 
-def start_from_pilot(X_pilot, subset, params, seed, rng):
+def start_from_pilot(X_pilot, subset, params, seed, rng, deadline):
     """The state the pilot chain on the rows ``X_pilot`` finds; ``subset``: they are a subset
     of the data (SCIR then over-provisions). A minibatch sampler's pilot on a subset starts
-    where the exact sampler would start on its rows (``exact_start``) when they are short."""
-    deadline = pilot_deadline(params)
+    where the exact sampler would start on its rows (``exact_start``) when they are short.
+    ``deadline``: ``run_pilot``'s, for every pilot chain it runs."""
     start = None
     if params.sampler != "gibbs" and subset:
         start = exact_start(X_pilot, params, seed, deadline)

@@ -749,7 +749,8 @@ def test_a_minibatch_samplers_pilot_on_short_rows_starts_as_the_exact_sampler(
     second pilot on the rows that pilot explains worst; the pilot chain on all 1,000 rows
     starts from both pilots' clusters, every row allocated to them. Where the subset's rows
     hold RESIDUAL_BELOW_ENTRIES counts, the pilot starts at random, as before. With
-    ``max_time`` the three chains share one deadline, PILOT_TIME_SHARE of it."""
+    ``max_time`` the three chains share one deadline, PILOT_TIME_SHARE of it, as do the
+    exact sampler's own two."""
     from simplexsg.dpmixture import init
     monkeypatch.setattr(init, "PILOT_ROWS", 100)
     if below is not None:
@@ -783,6 +784,10 @@ def test_a_minibatch_samplers_pilot_on_short_rows_starts_as_the_exact_sampler(
     deadlines = {call["deadline"] for call in calls}
     assert len(calls) == 3 and len(deadlines) == 1
     assert 0 < deadlines.pop() - before - defaults.PILOT_TIME_SHARE * 1000.0 < 5.0
+    calls.clear()            # the exact sampler's two pilots share one deadline too
+    DPMixture("gibbs", max_iter=1, init_rows=1000, max_time=1000.0, random_state=0).fit(
+        mixture[0])
+    assert len(calls) == 2 and len({call["deadline"] for call in calls}) == 1
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -19,15 +19,19 @@ $(STAMP): $(BUILD_INPUTS) | $(PY)
 	$(PY) -m pip install --quiet -e '.[test,demo,bench,dask,docs]'
 	touch $@
 
-# pytest exits 5 when it collects nothing; that is a failure here, never a pass.
+# Tests run on one process per core, up to 4 (pytest-xdist), a module's tests on one of them,
+# so that a module's fixtures are computed once. pytest exits 5 when it collects nothing;
+# that is a failure here, never a pass.
+PARALLEL := -n auto --maxprocesses=4 --dist loadscope
+
 test: $(STAMP)
-	$(PY) -m pytest tests --durations=15 $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests $(PARALLEL) --durations=15 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # The development loop: every test but those marked slow (long statistical checks, the
 # estimator checks, Sphinx, Dask clusters, subprocesses). Under 90 s on 2 cores.
 test-fast: $(STAMP)
-	$(PY) -m pytest tests -m "not slow" -q $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests -m "not slow" -q $(PARALLEL) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 demo: $(STAMP)

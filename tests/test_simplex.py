@@ -108,6 +108,7 @@ def test_scir_with_exact_counts_is_stationary_for_gamma(a):
     assert sampler.t == 300
 
 
+@pytest.mark.slow
 def test_scir_single_long_chain_marginal_is_gamma():
     # One chain, thinned every 20 steps of h = 0.5 (lag autocorrelation exp(-10) = 5e-5).
     a, sampler, rng = 1.5, SCIR(0.5), np.random.default_rng(3)
@@ -172,6 +173,7 @@ def difference_and_se(a, b):
     return b.mean() - a.mean(), np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
 
 
+@pytest.mark.slow
 def test_scir_beats_tuned_sgrld_on_the_sparse_running_experiment():
     # Paper Figure 2a at minibatch 10, 1000 burn-in + 1000 kept. Test: SGRLD's mean KS minus
     # SCIR's exceeds Z = 5 standard errors (one-sided). Measured over seeds 0-7: SCIR 0.091-0.098

@@ -305,6 +305,7 @@ def test_chain_matches_the_exact_posterior(posterior_run):
           f"(expected {np.round(np.sqrt(expected_var), 4)})")
 
 
+@pytest.mark.slow
 def test_posterior_mean_recovers_the_true_alpha(posterior_run):
     """The posterior mean of alpha lies within 4 posterior sds of the true alpha (for the
     correct model, a 4-sd miss has probability 6e-5 per coordinate by Bernstein-von Mises);

@@ -151,6 +151,7 @@ def test_learned_symmetric_alpha_matches_its_posterior(symmetric_case, local_top
     assert abs(ratio - 1) < Z / np.sqrt(2 * len(increments)) + 0.1, ratio
 
 
+@pytest.mark.slow
 def test_learned_per_topic_alphas_match_their_topics_posterior():
     # Distinct true alphas (0.2 .. 0.5, log ratios up to 0.92 against a tolerance of ~0.35),
     # so each learned alpha must follow its own topic: the learned topic k is matched to a true

@@ -163,6 +163,7 @@ def test_bulk_ess_matches_the_ar1_value_and_rhat_flags_shifted_chains():
         split_rhat(np.zeros((2, 3)))
 
 
+@pytest.mark.slow
 def test_fit_chains_aligns_chains_and_rhat_separates_mixed_from_unmixed_chains():
     X, _, _ = make_lda_corpus(200, W, K, doc_length=50, doc_topic_prior=ALPHA,
                               topic_word_prior=BETA, random_state=0)

@@ -421,6 +421,7 @@ def variance_and_se(theta):
     return dev2.mean(axis=0), batch_means_se(dev2, N_BATCHES)
 
 
+@pytest.mark.slow
 def test_sghmc_default_matches_the_exact_posterior(linear_data):
     # Defaults: 5% minibatches (50 rows), h from the noise bound h Sigma_max / (2 friction) =
     # 0.8 with friction = 0.1 / h, and Chen et al.'s correction from NoiseTrackingGradient's

@@ -795,7 +795,7 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
     """``init_rows=None``: the exact sampler's pilot holds PILOT_ROWS rows at most, a minibatch
     sampler's MINIBATCH_PILOT_ROWS (its chain adds no cluster to the pilot's), each also
     bounded by its stored counts; ``init_rows`` overrides both (a stream reads whole
-    minibatches of 1,000 rows)."""
+    minibatches, here of 1,000 rows)."""
     from simplexsg.dpmixture import init
     X = make_multinomial_mixture(12_000, 40, 4, row_length=4, random_state=0)[0]
     data = X
@@ -813,7 +813,7 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
     monkeypatch.setattr(defaults, "PILOT_ROWS", 2000)
 
     def pilot(sampler, **params):
-        DPMixture(sampler, max_iter=1, random_state=0, **params).fit(data)
+        DPMixture(sampler, max_iter=1, batch_size=1000, random_state=0, **params).fit(data)
         return seen[-1]
 
     assert pilot("scir")[0] == 9000
@@ -986,7 +986,7 @@ def test_the_defaults_finish_on_tiny_inputs(sampler, name):
     else:
         cap = defaults.MAX_ITER_GIBBS if dp.sampler_ == "gibbs" else defaults.MAX_ITER
         assert dp.stop_reason_ == "converged" and dp.n_iter_ < cap
-        assert dp.n_iter_ % defaults.check_every(dp.sampler_, X.shape[0], 1000) == 0
+        assert dp.n_iter_ % defaults.check_every(dp.sampler_, X.shape[0], dp.batch_size) == 0
     assert np.all(np.isfinite(dp.score_samples(X)))
     np.testing.assert_allclose(dp.components_.sum(axis=1), 1.0)
 

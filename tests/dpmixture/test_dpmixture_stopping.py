@@ -98,7 +98,7 @@ def test_tol_stops_on_a_plateau_and_not_before(thirty):
     n_iter_no_change + 1 passes; tol = 0 after a run of non-improving scores, which the
     recorded scores show."""
     X, X_test = thirty[:2]
-    passes = -(-X.shape[0] // 1000)
+    passes = -(-X.shape[0] // DPMixture().batch_size)         # minibatches a pass
     dp = DPMixture("scir", tol=0.99, n_iter_no_change=2, random_state=0).fit(X)
     assert dp.stop_reason_ == "converged" and dp.n_iter_ == 3 * passes
     dp = DPMixture("scir", tol=0.0, n_iter_no_change=3, random_state=0).fit(X, X_heldout=X_test)

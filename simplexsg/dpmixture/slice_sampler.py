@@ -345,8 +345,8 @@ def summary(state, z, n_total=None):
     occupied = np.flatnonzero(used)
     relabel = np.full(J, -1)
     relabel[occupied] = np.arange(occupied.size)
-    weights = np.exp(log_w[occupied] - log_w[occupied].max())   # not scipy.special.logsumexp:
-    # its dispatch costs more than the sum, once an iteration
+    # normalised here, not by scipy.special.logsumexp, whose dispatch costs more than the sum
+    weights = np.exp(log_w[occupied] - log_w[occupied].max())
     return Summary(occupied, weights / weights.sum(), to_simplex(state.theta[occupied]),
                    relabel[z])
 

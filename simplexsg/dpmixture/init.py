@@ -5,9 +5,9 @@ clusters start it, with over-provisioning for SCIR.
 uniformly among them. ``init="pilot"``: a short exact chain with split-merge moves
 (``defaults.pilot_chain``: sweeps of ``slice_sampler.iterate``) on a random subset of the rows
 finds the clusters; its components, sticks and alpha start the chain, and every row is then
-allocated to them ``∝ w_j Mult(x | phi_j)``. A one-row-at-a-time sampler started from 20 components merges
-true clusters and keeps them merged (SCIR has no move that splits), while the pilot's clusters
-are found on few rows at little cost. A stochastic-gradient chain cannot create clusters that
+allocated to them ``∝ w_j Mult(x | phi_j)``. A one-row-at-a-time sampler started from 20
+components merges true clusters and keeps them merged (SCIR has no move that splits), while
+the pilot's clusters are found on few rows at little cost. A stochastic-gradient chain cannot create clusters that
 the pilot's subset of the rows did not support, so SCIR starts from copies of each pilot
 cluster when the pilot saw a subset and found fewer than ``initial_components``
 (``over_provision``). On short rows the exact sampler's start adds the clusters of a second

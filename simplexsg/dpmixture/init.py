@@ -6,14 +6,14 @@ uniformly among them. ``init="pilot"``: a short exact chain with split-merge mov
 (``defaults.pilot_chain``: sweeps of ``slice_sampler.iterate``) on a random subset of the rows
 finds the clusters; its components, sticks and alpha start the chain, and every row is then
 allocated to them ``∝ w_j Mult(x | phi_j)``. A one-row-at-a-time sampler started from 20
-components merges true clusters and keeps them merged (SCIR has no move that splits), while
-the pilot's clusters are found on few rows at little cost. A stochastic-gradient chain cannot create clusters that
-the pilot's subset of the rows did not support, so SCIR starts from copies of each pilot
-cluster when the pilot saw a subset and found fewer than ``initial_components``
+components merges true clusters and keeps them merged (SCIR has no move that splits), while the
+pilot's clusters are found on few rows at little cost. A stochastic-gradient chain cannot
+create clusters that the pilot's subset of the rows did not support, so SCIR starts from copies
+of each pilot cluster when the pilot saw a subset and found fewer than ``initial_components``
 (``over_provision``). On short rows the exact sampler's start adds the clusters of a second
 pilot on the rows the first explains worst (``with_residual_clusters``), and a minibatch
-sampler's pilot on a subset starts from that start on its own rows (``exact_start``). The
-pilot chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
+sampler's pilot on a subset starts from that start on its own rows (``exact_start``). The pilot
+chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
 docs/benchmarks/dp.rst has the measurements.
 
 Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).

@@ -28,7 +28,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         "scir"/"sgrld": minibatched slice sampler, sticks and components moved by one SCIR/SGRLD
         step per iteration. "gibbs": the exact slice sampler on every row, with split-merge
         moves. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows and
-        ``AUTO_GIBBS_ENTRIES`` (40,000,000) stored counts in memory, else "scir" (a streamed
+        ``AUTO_GIBBS_ENTRIES`` (10^8) stored counts in memory, else "scir" (a streamed
         corpus and ``partial_fit``: "scir"); ``sampler_`` says which. A sweep of the exact
         sampler costs the stored counts; the crossover is measured on docs/benchmarks/dp.rst.
     base_concentration : float, default 0.5

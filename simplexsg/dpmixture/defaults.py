@@ -39,7 +39,7 @@ MINIBATCH_CHECK_ITER = 50
 #: counts, SCIR above. In about the same time it scored better than SCIR, in memory and
 #: streamed, on five of six sources at 10^5 and 10^6 rows (up to 8.4 x 10^7 stored counts;
 #: msweb went to SCIR); the bounds are just above the largest data measured, where a sweep
-#: already costs tens of seconds ("The crossover at 4,000-row minibatches" in
+#: already costs 15 to 20 s on 2 threads ("The crossover at 4,000-row minibatches" in
 #: docs/benchmarks/dp.rst).
 AUTO_GIBBS_ROWS, AUTO_GIBBS_ENTRIES = 1_000_000, 100_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.

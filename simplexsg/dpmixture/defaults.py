@@ -36,10 +36,9 @@ GIBBS_CHECK_SWEEPS = 5
 #: docs/benchmarks/dp.rst).
 MINIBATCH_CHECK_ITER = 50
 #: ``sampler="auto"`` runs the exact sampler on data sets of at most this many rows and stored
-#: counts, SCIR above. In about the same time it scored better than SCIR, in memory and
-#: streamed, on five of six sources at 10^5 and 10^6 rows (up to 8.4 x 10^7 stored counts;
-#: msweb went to SCIR); at 10^7 rows it makes one sweep in streamed SCIR's time and loses.
-#: The bound on counts is just above the largest data measured ("The crossover at 4,000-row
+#: counts, SCIR above: up to these sizes the exact sampler scores better than SCIR in about the
+#: same time, and beyond ten times the rows a sweep costs as much as SCIR's whole fit; the
+#: bound on counts is just above the largest data measured ("The crossover at 4,000-row
 #: minibatches" in docs/benchmarks/dp.rst).
 AUTO_GIBBS_ROWS, AUTO_GIBBS_ENTRIES = 1_000_000, 100_000_000
 #: Training rows the convergence check scores when no ``X_heldout`` is given.

@@ -92,9 +92,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         Rows per iteration (S), visited in passes of a fresh permutation; counts are scaled by
         N / |S|, but those of a component born in the iteration, which holds no other row, are
         not. Ignored by "gibbs". 4000 gives a cluster of 0.1% of the rows 4 rows a minibatch on
-        average: with 1000, at 10^6 rows, the noise of small clusters' scaled counts made the
-        chain lose clusters its pilot had found ("Minibatches of 4,000 rows" in
-        docs/benchmarks/dp.rst).
+        average, so that its scaled counts are steady enough for the chain to keep the small
+        clusters its pilot found ("Minibatches of 4,000 rows" in docs/benchmarks/dp.rst).
     step_size, stick_step_size : float or schedule, default None (``SAMPLER_DEFAULTS``)
         Diffusion time h of the components' and the sticks' steps (``simplexsg.simplex``);
         None is the sampler default. Ignored by "gibbs".

@@ -6,7 +6,8 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, InvalidParameterError
+from sklearn.utils._param_validation import (Interval, InvalidParameterError,
+                                            validate_parameter_constraints)
 
 
 def as_float_array(name, value):
@@ -125,14 +126,19 @@ def int_from(low):
 
 
 def validate_params(estimator):
-    """scikit-learn's ``estimator._validate_params()`` against its ``_parameter_constraints``,
-    then InvalidParameterError naming the first parameter that is a bool where only a number
-    is meant (``Interval`` takes True and False for 1 and 0)."""
-    estimator._validate_params()
+    """scikit-learn's check of ``estimator``'s parameters against its
+    ``_parameter_constraints`` (what ``_validate_params()`` does), then
+    InvalidParameterError naming the first parameter that is a bool where only a number is
+    meant (``Interval`` takes True and False for 1 and 0). Returns the parameters,
+    ``get_params(deep=False)``, read once: each read inspects ``__init__``'s signature, a
+    cost that every ``partial_fit`` call pays."""
     params = estimator.get_params(deep=False)
+    validate_parameter_constraints(estimator._parameter_constraints, params,
+                                   caller_name=type(estimator).__name__)
     for name, constraints in estimator._parameter_constraints.items():
         if (isinstance(params[name], (bool, np.bool_)) and "boolean" not in constraints
                 and any(isinstance(c, Interval) for c in constraints)):
             raise InvalidParameterError(
                 f"The {name!r} parameter of {type(estimator).__name__} must be a number, not a "
                 f"bool. Got {params[name]!r} instead.")
+    return params

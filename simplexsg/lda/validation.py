@@ -61,8 +61,7 @@ def check_params(estimator):
     training reads them (``simplexsg.lda.training.Trainer``'s ``params``). Raises
     ``InvalidParameterError`` (a ValueError and a TypeError) or ValueError naming the
     parameter; changes nothing."""
-    validate_params(estimator)
-    params = estimator.get_params(deep=False)
+    params = validate_params(estimator)
     name_of = type(estimator).__name__
     fixed = getattr(type(estimator), "_fixed_sampler", None)
     if fixed is not None and params["sampler"] != fixed:

@@ -166,7 +166,7 @@ def child(args):
     curve[-1].update(final=True)
     print(json.dumps(dict(curve=curve, score=final, wall_seconds=wall, sampler=model.sampler_,
                           iterations=model.n_iter_, stop_reason=model.stop_reason_,
-                          peak_rss_mb=peak_rss_mb())))
+                          timings=model.timings_, peak_rss_mb=peak_rss_mb())))
 
 
 # ---------------------------------------------------------------------------- summaries

@@ -57,4 +57,7 @@ def kernel(name):
 
 KERNELS = sorted(p.stem for p in Path("simplexsg/_ext").glob("*.pyx"))
 
-setup(ext_modules=cythonize([kernel(n) for n in KERNELS], compiler_directives=COMPILER_DIRECTIVES))
+# The kernels compile on every core, one C file a thread (setuptools' parallel build_ext):
+# one after another, their compilation is most of an install's time.
+setup(ext_modules=cythonize([kernel(n) for n in KERNELS], compiler_directives=COMPILER_DIRECTIVES),
+      options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -55,6 +55,13 @@ def labelled():
     return enumerate_labelled(X5, ALPHA, BETA6, B)
 
 
+def state_number(z):
+    """The index of the labelled allocation z among ``enumerate_labelled``'s states (their
+    order is ``itertools.product``'s: z's labels as the digits of a number in base B), -1 for
+    a label of B or more, outside the enumeration."""
+    return int(np.ravel_multi_index(z, (B,) * z.size)) if z.max() < B else -1
+
+
 def partition_key(state):
     """The set partition of a labelled state, as a sorted tuple of blocks."""
     blocks = {}
@@ -349,12 +356,11 @@ def moved_states(states, log_p, alpha_of_move, seed, scans=0):
     rng = np.random.default_rng(seed)
     draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
     move = SplitMerge(X5, BETA6, scans)
-    index = {tuple(s): i for i, s in enumerate(states)}
     out, kinds = np.empty(N_DRAWS, dtype=np.int64), []
     for t, s in enumerate(draws):
         z = states[s].astype(np.int64)
         kinds.append(move.propose(z, alpha_of_move, rng))
-        out[t] = index.get(tuple(z), -1)
+        out[t] = state_number(z)
     return out, kinds
 
 
@@ -637,12 +643,11 @@ def run_from_posterior(states, log_p, seed, n_proposals, row_budget=0.0):
     rng = np.random.default_rng(seed)
     draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
     move = SplitMerge(X5, BETA6)
-    index = {tuple(s): i for i, s in enumerate(states)}
     out = np.empty(N_DRAWS, dtype=np.int64)
     for t, s in enumerate(draws):
         z = states[s].astype(np.int64)
         move.run(z, ALPHA, rng, n_proposals, row_budget=row_budget)
-        out[t] = index.get(tuple(z), -1)
+        out[t] = state_number(z)
     return out
 
 

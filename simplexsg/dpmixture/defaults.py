@@ -158,6 +158,12 @@ def split_merge_count(scale, alpha, n_rows):
     return max(MIN_SPLIT_MERGE, int(round(scale * np.sqrt(expected_clusters(alpha, n_rows)))))
 
 
+def label_shift_count(alpha, n_rows):
+    """Label shifts of a sweep of the exact sampler (``label_shift``): one per cluster expected
+    given alpha, at least one; a count that z does not decide."""
+    return max(1, int(round(expected_clusters(alpha, n_rows))))
+
+
 def split_merge_scale(proposals, alpha, n_rows):
     """The ``scale`` of ``split_merge_count`` that gives ``proposals`` at ``alpha``."""
     return proposals / np.sqrt(expected_clusters(alpha, n_rows))

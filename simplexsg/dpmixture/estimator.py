@@ -27,7 +27,7 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
     sampler : {"auto", "scir", "sgrld", "gibbs"}, default "auto"
         "scir"/"sgrld": minibatched slice sampler, sticks and components moved by one SCIR/SGRLD
         step per iteration. "gibbs": the exact slice sampler on every row, with split-merge
-        moves. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows and
+        moves and label shifts. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows and
         ``AUTO_GIBBS_ENTRIES`` (10^8) stored counts in memory, else "scir" (a streamed
         corpus and ``partial_fit``: "scir"); ``sampler_`` says which. A sweep of the exact
         sampler costs the stored counts; the crossover is measured on docs/benchmarks/dp.rst.

@@ -19,7 +19,8 @@ One iteration (``iterate``) on a set S of rows (a minibatch; every row for "gibb
    ``min_S u_i``, and the components (from the base measure) of those whose weight reaches
    ``min_S u_i``: the others can hold no row, and steps 4-5 drop or redraw them;
 3. allocations ``p(z_i = j) ∝ 1(w_j >= u_i) prod_c phi_jc^x_ic`` (the executor's kernel,
-   ``local.py``); for "gibbs", split-merge proposals (``split_merge.py``) follow;
+   ``local.py``); for "gibbs", split-merge proposals (``split_merge.py``) and label shifts
+   (``label_shift.py``) follow;
 4. sticks and components after the last occupied one are dropped; components left without rows
    are redrawn from the base measure (for "gibbs", step 5 draws every component anew);
 5. sticks: ``(g_j0, g_j1)`` targets ``Gamma(1 + m_j) x Gamma(alpha + M_j)``, i.e.
@@ -51,7 +52,8 @@ from scipy.special import gammaln
 
 from .._ext._dp import log_components, mixture_log_likelihood
 from ..simplex import scir_transition, to_simplex
-from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, split_merge_count
+from .defaults import MIN_SPLIT_MERGE, SPLIT_MERGE_WORK, label_shift_count, split_merge_count
+from .label_shift import shift_labels
 from .local import kernel_layout
 
 #: Sticks drawn at a time, at least, when the leftover mass must shrink below the smallest
@@ -185,8 +187,9 @@ def allocate(state, kernel, executor, X, z, rng):
 
 def split_merge(state, kernel, move, z, rng, moves_scale=None):
     """``kernel.split_merge`` proposals of ``move`` (a ``split_merge.SplitMerge``) on the
-    allocations z of every row (in place), then as many represented sticks and components as
-    the labels need (drawn from the prior: the exact sampler redraws them given z). "auto"
+    allocations z of every row (in place), then ``label_shift_count`` label shifts
+    (``label_shift``), then as many represented sticks and components as the labels need
+    (drawn from the prior: the exact sampler redraws them given z). "auto"
     with ``moves_scale`` (a number): ``split_merge_count(moves_scale, alpha, rows)``
     proposals, a count that z does not decide, so the moves leave p(z | alpha, X) invariant;
     without it (a warm-up, a pilot): MIN_SPLIT_MERGE proposals and more until their blocks
@@ -202,6 +205,7 @@ def split_merge(state, kernel, move, z, rng, moves_scale=None):
                  n_jobs=kernel.n_jobs)
     else:
         move.run(z, state.alpha, rng, kernel.split_merge, n_jobs=kernel.n_jobs)
+    shift_labels(z, state.alpha, rng, label_shift_count(state.alpha, z.size))
     missing = int(z.max()) + 1 - state.sticks.shape[0]
     if missing <= 0:
         return state

@@ -21,6 +21,7 @@ from sklearn.metrics import adjusted_rand_score
 from simplexsg._ext._split_merge import (ComponentScreen, log_pair_probability, pass_tables,
                                          restricted_scans, sequential_allocation)
 from simplexsg.dpmixture import split_merge
+from simplexsg.dpmixture.label_shift import shift_labels
 from simplexsg.dpmixture.local import kernel_layout
 from simplexsg.dpmixture.split_merge import (SplitMerge, log_labelled_prior,
                                              log_labelled_prior_change, rising_factorials,
@@ -678,6 +679,44 @@ def test_the_invariance_check_has_power(labelled):
     out, _ = moved_states(states, log_p, 3.0, seed=1)
     p_value, _ = chi_square_p_value(out[out >= 0], log_p)
     assert p_value < 1e-12, p_value
+
+
+def shifted_states(states, log_p, seed, alpha_of_move=ALPHA):
+    """Draw N_DRAWS states from the enumerated posterior and make one label shift in each; the
+    shifted states' indices (-1 outside the enumeration) and the shifts accepted."""
+    rng = np.random.default_rng(seed)
+    draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
+    out, accepted = np.empty(N_DRAWS, dtype=np.int64), 0
+    for t, s in enumerate(draws):
+        z = states[s].astype(np.int64)
+        accepted += shift_labels(z, alpha_of_move, rng, 1)
+        out[t] = state_number(z)
+    return out, accepted
+
+
+@pytest.mark.slow
+def test_label_shifts_leave_the_labelled_posterior_invariant(labelled):
+    """States drawn from the exact posterior and shifted once are still distributed by it
+    (Pearson's chi-square at level 1e-3, as the split-merge moves; p = 0.63 here); about a
+    quarter of the shifts are accepted, and the same check rejects shifts that target alpha 3
+    for 0.5."""
+    states, log_p = labelled
+    out, accepted = shifted_states(states, log_p, seed=3)
+    assert np.mean(out < 0) < 1e-3                  # labels >= B: the truncated mass
+    p_value, n_bins = chi_square_p_value(out[out >= 0], log_p)
+    assert n_bins > 1000 and p_value > LEVEL, p_value
+    assert 0.1 < accepted / N_DRAWS < 0.5, accepted / N_DRAWS
+    wrong, _ = shifted_states(states, log_p, seed=3, alpha_of_move=3.0)
+    assert chi_square_p_value(wrong[wrong >= 0], log_p)[0] < 1e-12
+
+
+def test_a_component_alone_far_above_the_others_shifts_down():
+    """Seven rows at label 0 and one alone at label 8: the shifts bring the lone one down to
+    label 1 (each step down raises the labelled prior), where a merge into label 0 becomes
+    possible, and leave the seven at label 0."""
+    z = np.array([0] * 7 + [8])
+    accepted = shift_labels(z, ALPHA, np.random.default_rng(0), 200)
+    assert z.tolist() == [0] * 7 + [1] and accepted >= 7
 
 
 def test_a_move_that_can_only_be_rejected_changes_nothing():

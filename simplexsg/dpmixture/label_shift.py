@@ -20,8 +20,7 @@ labelled prior: the components' marginal likelihoods do not depend on their labe
 """
 import numpy as np
 
-from .._ext._split_merge import log_labelled_prior_change
-from .split_merge import rows_from_label
+from .split_merge import log_labelled_prior_change, rows_from_label
 
 __all__ = ["shift_labels"]
 
@@ -33,8 +32,7 @@ def shift_labels(z, alpha, rng, n_proposals):
     occupancy = np.bincount(z, minlength=z.max() + 2)        # room for a shift up past them
     rows_from = rows_from_label(occupancy)
     occupied = np.flatnonzero(occupancy)
-    label_of = np.arange(occupancy.size)           # the label now of each label before
-    before = np.arange(occupancy.size)             # and the label before of each label now
+    before = np.arange(occupancy.size)             # the label before of each label now
     down, picks, log_u = (rng.random(n_proposals) < 0.5, rng.random(n_proposals),
                           np.log(rng.random(n_proposals)))
     accepted = 0
@@ -48,7 +46,7 @@ def shift_labels(z, alpha, rng, n_proposals):
             continue
         if b == occupancy.size:                     # one past every label: grow by one
             occupancy, rows_from = np.append(occupancy, 0), np.append(rows_from, 0.0)
-            label_of, before = np.append(label_of, b), np.append(before, b)
+            before = np.append(before, b)
         n = occupancy[c]
         if log_u[t] >= log_labelled_prior_change(occupancy, rows_from, alpha, c, b, float(n)):
             continue
@@ -58,8 +56,9 @@ def shift_labels(z, alpha, rng, n_proposals):
         rows_from[low + 1:high + 1] += n if b > c else -n
         occupied[np.searchsorted(occupied, c)] = b
         occupied.sort()
-        label_of[before[c]], label_of[before[b]] = b, c
         before[b], before[c] = before[c], before[b]
     if accepted:
+        label_of = np.empty_like(before)           # the inverse: the label now of each before
+        label_of[before] = np.arange(before.size)
         z[:] = label_of[z]
     return accepted

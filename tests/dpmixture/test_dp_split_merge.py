@@ -350,19 +350,27 @@ def test_a_moves_prior_change_is_the_difference_of_the_priors():
             log_labelled_prior(after, alpha) - log_labelled_prior(before, alpha), abs=1e-9)
 
 
-def moved_states(states, log_p, alpha_of_move, seed, scans=0):
-    """Draw N_DRAWS states from the enumerated posterior, apply one proposal to each (with
-    ``scans`` restricted Gibbs scans in the scanned ones); return the moved states' indices into
-    ``states`` (-1 outside the enumeration) and the acceptances."""
+def from_posterior(states, log_p, seed, apply):
+    """Draw N_DRAWS states from the enumerated posterior and give each to ``apply(z, rng)``,
+    which moves z in place; the moved states' indices into ``states`` (-1 outside the
+    enumeration) and what ``apply`` returned for each."""
     rng = np.random.default_rng(seed)
     draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
-    move = SplitMerge(X5, BETA6, scans)
-    out, kinds = np.empty(N_DRAWS, dtype=np.int64), []
+    out, results = np.empty(N_DRAWS, dtype=np.int64), []
     for t, s in enumerate(draws):
         z = states[s].astype(np.int64)
-        kinds.append(move.propose(z, alpha_of_move, rng))
+        results.append(apply(z, rng))
         out[t] = state_number(z)
-    return out, kinds
+    return out, results
+
+
+def moved_states(states, log_p, alpha_of_move, seed, scans=0):
+    """One proposal applied to each of N_DRAWS states drawn from the enumerated posterior (with
+    ``scans`` restricted Gibbs scans in the scanned ones): the moved states' indices into
+    ``states`` (-1 outside the enumeration) and the acceptances."""
+    move = SplitMerge(X5, BETA6, scans)
+    return from_posterior(states, log_p, seed,
+                          lambda z, rng: move.propose(z, alpha_of_move, rng))
 
 
 def chi_square_p_value(observed_indices, log_p):
@@ -638,18 +646,12 @@ def test_a_small_merged_block_is_split_among_many_rows():
 
 
 def run_from_posterior(states, log_p, seed, n_proposals, row_budget=0.0):
-    """Draw N_DRAWS states from the enumerated posterior and give each one ``run`` of
-    ``n_proposals`` proposals and more up to ``row_budget``; the moved states' indices (-1
-    outside the enumeration)."""
-    rng = np.random.default_rng(seed)
-    draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
+    """One ``run`` of ``n_proposals`` proposals, and more up to ``row_budget``, on each of
+    N_DRAWS states drawn from the enumerated posterior; the moved states' indices (-1 outside
+    the enumeration)."""
     move = SplitMerge(X5, BETA6)
-    out = np.empty(N_DRAWS, dtype=np.int64)
-    for t, s in enumerate(draws):
-        z = states[s].astype(np.int64)
-        move.run(z, ALPHA, rng, n_proposals, row_budget=row_budget)
-        out[t] = state_number(z)
-    return out
+    return from_posterior(states, log_p, seed, lambda z, rng: move.run(
+        z, ALPHA, rng, n_proposals, row_budget=row_budget))[0]
 
 
 @pytest.mark.slow
@@ -682,16 +684,11 @@ def test_the_invariance_check_has_power(labelled):
 
 
 def shifted_states(states, log_p, seed, alpha_of_move=ALPHA):
-    """Draw N_DRAWS states from the enumerated posterior and make one label shift in each; the
+    """One label shift on each of N_DRAWS states drawn from the enumerated posterior; the
     shifted states' indices (-1 outside the enumeration) and the shifts accepted."""
-    rng = np.random.default_rng(seed)
-    draws = rng.choice(len(states), size=N_DRAWS, p=np.exp(log_p))
-    out, accepted = np.empty(N_DRAWS, dtype=np.int64), 0
-    for t, s in enumerate(draws):
-        z = states[s].astype(np.int64)
-        accepted += shift_labels(z, alpha_of_move, rng, 1)
-        out[t] = state_number(z)
-    return out, accepted
+    out, accepted = from_posterior(states, log_p, seed,
+                                   lambda z, rng: shift_labels(z, alpha_of_move, rng, 1))
+    return out, sum(accepted)
 
 
 @pytest.mark.slow

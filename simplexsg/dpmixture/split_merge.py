@@ -152,7 +152,9 @@ def log_labelled_prior(occupancy, alpha):
 
 def rows_from_label(occupancy):
     """R (occupancy.size + 1,): R[j] the rows at labels j and after, R[-1] = 0."""
-    return np.concatenate([np.cumsum(occupancy[::-1])[::-1], [0]]).astype(np.float64)
+    rows_from = np.zeros(occupancy.size + 1)
+    np.cumsum(occupancy[::-1], out=rows_from[-2::-1])
+    return rows_from
 
 
 class _Blocks:
@@ -170,23 +172,24 @@ class _Blocks:
     def __init__(self, z):
         self.occupancy = np.bincount(z)
         self.order = np.argsort(z, kind="stable")
-        self.bounds = np.concatenate([[0], np.cumsum(self.occupancy)])
-        self.rows = {int(j): self.order[self.bounds[j]:self.bounds[j + 1]]
-                     for j in np.flatnonzero(self.occupancy)}
+        self.bounds = np.zeros(self.occupancy.size + 1, dtype=np.int64)
+        self.occupancy.cumsum(out=self.bounds[1:])
+        bounds = self.bounds.tolist()
+        self.rows = {j: self.order[bounds[j]:bounds[j + 1]]
+                     for j in self.occupancy.nonzero()[0].tolist()}
         self._count()
 
     def _count(self):
         occupancy = self.occupancy
         self.rows_from = rows_from_label(occupancy)
-        occupied = np.flatnonzero(occupancy)
+        occupied = occupancy.nonzero()[0]
         self.J, self.occupied = int(occupied[-1]) + 1, occupied.size
-        self.splittable_labels = np.flatnonzero(occupancy >= 2)
-        self.split_ends = np.cumsum(occupancy[self.splittable_labels])
+        self.splittable_labels = (occupancy >= 2).nonzero()[0]
+        self.split_ends = occupancy[self.splittable_labels].cumsum()
         self.splittable = self.splittable_labels.size
         self.split_rows = float(self.split_ends[-1]) if self.splittable else 0.0
-        self.pairs = float(np.sum(occupancy * (occupancy - 1.0)))
-        self.labels_to_choose = np.concatenate([np.flatnonzero(occupancy[:self.J] == 0),
-                                                [self.J]])
+        self.pairs = float(occupancy @ (occupancy - 1))
+        self.labels_to_choose = np.append((occupancy[:self.J] == 0).nonzero()[0], self.J)
 
     def move(self, z, moved, target, source):
         """Relabel the rows ``moved`` (all of label ``source``'s or part of them) to

@@ -224,7 +224,9 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
     proposals of ``chain`` (None: ``pilot_chain`` for the chain of ``params.sampler``), from
     a random start with ``components`` (None: ``params.initial_components``) or from the
     state ``start`` (every row allocated to its components), its draws derived from
-    ``seed``. It stops before its sweeps are done on a plateau of its own
+    ``seed``; no label shifts: its moves are budgeted, so not invariant, and the shifts,
+    there for the exactness of a chain, would cost it sweeps for nothing ("Label shifts" in
+    docs/benchmarks/dp.rst). It stops before its sweeps are done on a plateau of its own
     check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
     ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with a bound on its work (that of
     ``pilot_chain``), only once its occupied components have also settled (``settled``), and
@@ -237,7 +239,7 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
     n_rows, K = X.shape[0], components or params.initial_components
     sweeps, proposals, budget, max_work = chain or pilot_chain(params.sampler, n_rows)
     kernel = Kernel("gibbs", params.base, params.alpha_shape, params.alpha_rate, params.n_jobs,
-                    proposals, split_merge_work=budget)
+                    proposals, split_merge_work=budget, label_shifts=False)
     if start is None:
         state = new_state(K, X.shape[1], params.base, params.alpha_shape / params.alpha_rate,
                           _rng(seed, 0))

@@ -84,7 +84,8 @@ class Kernel:
     and for "scir" / "sgrld" the ``step_class`` (``simplexsg.simplex.SCIR`` or ``SGRLD``) with
     the schedules of the components' and the sticks' steps; ``split_merge_work``: the budget
     of budgeted "auto" proposals, in block rows per row and occupied component (None:
-    SPLIT_MERGE_WORK)."""
+    SPLIT_MERGE_WORK); ``label_shifts``: whether the exact sampler's moves end with label
+    shifts (``split_merge``)."""
 
     sampler: str
     base: float
@@ -96,6 +97,7 @@ class Kernel:
     step_size: object = None
     stick_step_size: object = None
     split_merge_work: float = None
+    label_shifts: bool = True
 
     @classmethod
     def of(cls, params, sampler):
@@ -188,7 +190,8 @@ def allocate(state, kernel, executor, X, z, rng):
 def split_merge(state, kernel, move, z, rng, moves_scale=None):
     """``kernel.split_merge`` proposals of ``move`` (a ``split_merge.SplitMerge``) on the
     allocations z of every row (in place), then ``label_shift_count`` label shifts
-    (``label_shift``), then as many represented sticks and components as the labels need
+    (``label_shift``) if ``kernel.label_shifts``, then as many represented sticks and
+    components as the labels need
     (drawn from the prior: the exact sampler redraws them given z). "auto"
     with ``moves_scale`` (a number): ``split_merge_count(moves_scale, alpha, rows)``
     proposals, a count that z does not decide, so the moves leave p(z | alpha, X) invariant;
@@ -205,7 +208,8 @@ def split_merge(state, kernel, move, z, rng, moves_scale=None):
                  n_jobs=kernel.n_jobs)
     else:
         move.run(z, state.alpha, rng, kernel.split_merge, n_jobs=kernel.n_jobs)
-    shift_labels(z, state.alpha, rng, label_shift_count(state.alpha, z.size))
+    if kernel.label_shifts:
+        shift_labels(z, state.alpha, rng, label_shift_count(state.alpha, z.size))
     missing = int(z.max()) + 1 - state.sticks.shape[0]
     if missing <= 0:
         return state

@@ -191,9 +191,8 @@ def split_merge(state, kernel, move, z, rng, moves_scale=None):
     """``kernel.split_merge`` proposals of ``move`` (a ``split_merge.SplitMerge``) on the
     allocations z of every row (in place), then ``label_shift_count`` label shifts
     (``label_shift``) if ``kernel.label_shifts``, then as many represented sticks and
-    components as the labels need
-    (drawn from the prior: the exact sampler redraws them given z). "auto"
-    with ``moves_scale`` (a number): ``split_merge_count(moves_scale, alpha, rows)``
+    components as the labels need (drawn from the prior: the exact sampler redraws them given
+    z). "auto" with ``moves_scale`` (a number): ``split_merge_count(moves_scale, alpha, rows)``
     proposals, a count that z does not decide, so the moves leave p(z | alpha, X) invariant;
     without it (a warm-up, a pilot): MIN_SPLIT_MERGE proposals and more until their blocks
     held ``kernel.split_merge_work`` x rows x occupied components rows, a budget that stops on

@@ -3,8 +3,10 @@
 Row i (sparse counts x_i) with slice variable u_i may join any component j whose stick weight
 w_j exceeds u_i, with probability proportional to the multinomial likelihood
 ``prod_c phi[j, c]^x_ic`` (Walker 2007; Kalli, Griffin & Walker 2011): the weights enter only
-through the slice. Everything is in logs. The draw is an inverse CDF at a uniform the caller
-supplies, so the kernel holds no random state and its result does not depend on the threads.
+through the slice. The likelihoods are in logs, but for rows of a few counts, whose
+candidates' shares are products of a few probabilities: there an exp of each candidate's sum
+would be most of the draw's cost. The draw is an inverse CDF at a uniform the caller supplies,
+so the kernel holds no random state and its result does not depend on the threads.
 
 With ``weighted`` the draw is ``∝ w_j prod_c phi_jc^x_ic`` instead: the exact conditional of z
 given the weights when the slice is -inf and every component of noticeable weight is present
@@ -27,6 +29,26 @@ cdef extern from *:
     """
     int SIMPLEXSG_LOWEST_BIT(uint64_t x) noexcept nogil
 
+cdef extern from *:
+    """
+    #if defined(__SSE__) || defined(_M_X64)
+    #include <xmmintrin.h>
+    /* flush subnormal results to zero (and read subnormal inputs as zero): returns the
+       previous control word, for SIMPLEXSG_RESTORE_SUBNORMALS */
+    static unsigned int SIMPLEXSG_FLUSH_SUBNORMALS(void) {
+        unsigned int previous = _mm_getcsr();
+        _mm_setcsr(previous | 0x8040);
+        return previous;
+    }
+    static void SIMPLEXSG_RESTORE_SUBNORMALS(unsigned int previous) { _mm_setcsr(previous); }
+    #else
+    static unsigned int SIMPLEXSG_FLUSH_SUBNORMALS(void) { return 0; }
+    static void SIMPLEXSG_RESTORE_SUBNORMALS(unsigned int previous) { (void) previous; }
+    #endif
+    """
+    unsigned int SIMPLEXSG_FLUSH_SUBNORMALS() noexcept nogil
+    void SIMPLEXSG_RESTORE_SUBNORMALS(unsigned int previous) noexcept nogil
+
 
 cdef enum:
     # a candidate this far below the best (nats) is given 0 without calling exp: its share is
@@ -38,27 +60,47 @@ cdef enum:
     # a row's counts added to its candidates' sums in one pass over them: each sum is loaded
     # and stored once for four counts instead of once a count (the same additions, in order)
     COUNTS_AT_ONCE = 4
+    # rows of at most this many counts are drawn from products of probabilities, not from
+    # exps of sums of logs (``_candidate_products``)
+    PRODUCT_COUNTS = 16
+
+cdef extern from *:
+    """
+    /* e^-64 (UNDERFLOW), and the smallest best product the product draw accepts: a candidate
+       within UNDERFLOW of it is then a normal double (1e-270 * e^-64 > 2.2e-308) */
+    #define SIMPLEXSG_UNDERFLOW_SHARE 1.603810890548637853e-28
+    #define SIMPLEXSG_SMALLEST_PRODUCT 1e-270
+    """
+    double SIMPLEXSG_UNDERFLOW_SHARE
+    double SIMPLEXSG_SMALLEST_PRODUCT
 
 
-cdef inline Py_ssize_t _candidate_sums(const int64_t[::1] indptr,
-                                       const int64_t[::1] indices, const double[::1] data,
-                                       Py_ssize_t i, const double[:, ::1] table,
-                                       const double[::1] sorted_log_weight, double log_slice,
-                                       bint weighted, double* loglik) noexcept nogil:
-    """The candidates of row i, the prefix of ``table``'s components whose log weight
-    (``sorted_log_weight``, decreasing but for a slice of -inf, which takes them all) is at
-    least ``log_slice``: their number, and in ``loglik`` each one's ``sum_c x_ic log phi_jc``
-    (plus its log weight if ``weighted``). ``table`` (d, K): log phi, a component a column, so
-    that each of the row's categories adds a contiguous run of the candidates (vectorised);
-    each sum adds the row's counts in their order."""
-    cdef Py_ssize_t m, p, end, K = table.shape[1], candidates = 0
+cdef inline Py_ssize_t _candidates(const double[::1] sorted_log_weight, Py_ssize_t K,
+                                   double log_slice) noexcept nogil:
+    """The number of candidates of a row of slice ``log_slice``: the prefix of the K
+    components whose log weight (``sorted_log_weight``, decreasing but for a slice of -inf,
+    which takes them all) is at least the slice."""
+    cdef Py_ssize_t candidates = 0
+    while candidates < K and sorted_log_weight[candidates] >= log_slice:
+        candidates += 1
+    return candidates
+
+
+cdef inline void _candidate_sums(const int64_t[::1] indptr, const int64_t[::1] indices,
+                                 const double[::1] data, Py_ssize_t i,
+                                 const double[:, ::1] table, Py_ssize_t candidates,
+                                 const double[::1] sorted_log_weight, bint weighted,
+                                 double* loglik) noexcept nogil:
+    """In ``loglik``, each of the first ``candidates`` components' ``sum_c x_ic log phi_jc``
+    for row i (plus its log weight if ``weighted``). ``table`` (d, K): log phi, a component a
+    column, so that each of the row's categories adds a contiguous run of the candidates
+    (vectorised); each sum adds the row's counts in their order."""
+    cdef Py_ssize_t m, p, end
     cdef const double *c0
     cdef const double *c1
     cdef const double *c2
     cdef const double *c3
     cdef double x0, x1, x2, x3
-    while candidates < K and sorted_log_weight[candidates] >= log_slice:
-        candidates += 1
     for m in range(candidates):
         loglik[m] = sorted_log_weight[m] if weighted else 0.0
     p, end = indptr[i], indptr[i + 1]
@@ -74,48 +116,109 @@ cdef inline Py_ssize_t _candidate_sums(const int64_t[::1] indptr,
         c0 = &table[indices[p], 0]
         for m in range(candidates):
             loglik[m] = loglik[m] + x0 * c0[m]
+
+
+cdef inline bint _candidate_products(const int64_t[::1] indptr, const int64_t[::1] indices,
+                                     const double[::1] data, Py_ssize_t i,
+                                     const double[:, ::1] phi, Py_ssize_t candidates,
+                                     const double[::1] sorted_weight, bint weighted,
+                                     double* shares) noexcept nogil:
+    """The shares of ``_candidate_shares`` from products: in ``shares`` each of the first
+    ``candidates`` components' ``prod_c phi_jc^x_ic`` for row i (times its weight if
+    ``weighted``), 0 for those UNDERFLOW or more below the best, as the exps of the sums give
+    them. ``phi`` (d, K): the exp of ``_candidate_sums``'s table. A count x multiplies x
+    times (the rows of at most PRODUCT_COUNTS counts). False, the shares unfinished, if the
+    best product is below SIMPLEXSG_SMALLEST_PRODUCT: a share within UNDERFLOW of it might not
+    be a normal double. A product and the exp of the sum of its logs differ by rounding, a few
+    units in the last place of the share."""
+    cdef Py_ssize_t m, p, repeat
+    cdef const double* c
+    cdef double top = 0.0, cutoff
+    for m in range(candidates):
+        shares[m] = sorted_weight[m] if weighted else 1.0
+    for p in range(indptr[i], indptr[i + 1]):
+        c = &phi[indices[p], 0]
+        for repeat in range(<Py_ssize_t> data[p]):
+            for m in range(candidates):
+                shares[m] = shares[m] * c[m]
+    for m in range(candidates):
+        top = max(top, shares[m])
+    if top < SIMPLEXSG_SMALLEST_PRODUCT:
+        return False
+    cutoff = top * SIMPLEXSG_UNDERFLOW_SHARE
+    for m in range(candidates):
+        if shares[m] <= cutoff:
+            shares[m] = 0.0
+    return True
+
+
+cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_t[::1] indices,
+                                         const double[::1] data, Py_ssize_t i,
+                                         const double[:, ::1] table, const double[:, ::1] phi,
+                                         const double[::1] sorted_log_weight,
+                                         const double[::1] sorted_weight, double log_slice,
+                                         bint weighted, double* shares) noexcept nogil:
+    """The candidates of row i (``_candidates``): their number (0 if none has a finite sum),
+    and in ``shares`` each one's likelihood (times its weight if ``weighted``) over the
+    best's, 0 for those UNDERFLOW or more below it. From products (``_candidate_products``) on
+    a row of at most PRODUCT_COUNTS counts, where most candidates are within UNDERFLOW of the
+    best and their exps would be most of the draw's cost; otherwise, or if the products are
+    too small, from the exps of sums of logs (``_candidate_sums``), which only the candidates
+    within 64 nats of the best cost."""
+    cdef Py_ssize_t m, p, candidates = _candidates(sorted_log_weight, table.shape[1], log_slice)
+    cdef double top = -INFINITY, counts = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        counts = counts + data[p]
+    if counts <= PRODUCT_COUNTS and _candidate_products(indptr, indices, data, i, phi,
+                                                        candidates, sorted_weight, weighted,
+                                                        shares):
+        return candidates
+    _candidate_sums(indptr, indices, data, i, table, candidates, sorted_log_weight, weighted,
+                    shares)
+    for m in range(candidates):
+        top = max(top, shares[m])
+    if top == -INFINITY:
+        return 0
+    for m in range(candidates):                # 1 for the best; exp is 0 below UNDERFLOW
+        shares[m] = exp(shares[m] - top) if shares[m] - top > UNDERFLOW else 0.0
     return candidates
 
 
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
                            const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
-                           const int64_t[::1] order, const int64_t[::1] rank,
-                           const int64_t[::1] last_label, const double[::1] sorted_log_weight,
-                           double log_slice, double uniform, bint weighted, double* loglik,
-                           uint64_t* marked) noexcept nogil:
+                           const double[:, ::1] phi, const int64_t[::1] order,
+                           const int64_t[::1] rank, const int64_t[::1] last_label,
+                           const double[::1] sorted_log_weight,
+                           const double[::1] sorted_weight, double log_slice, double uniform,
+                           bint weighted, double* shares, uint64_t* marked) noexcept nogil:
     """Component drawn for row i, or -1 if no component's weight reaches the slice.
 
     ``table`` (d, K): log phi with the components by decreasing weight ``sorted_log_weight``
     (``order[m]``: the label at position m; ``rank[j]``: label j's position), so the
-    candidates are a prefix (``_candidate_sums``); ``last_label[m]``: the largest label among
-    the first m + 1 of that order. ``loglik``: scratch space of K doubles; ``marked``: K bits,
-    all clear, and left clear. Each candidate's sum runs over the row's counts in the same
-    order as over the rows of log phi, and the draw is an inverse CDF over the candidates in
-    their labels' order: the same draws whatever the layout. The candidates are marked in a
-    bitmap by label, and the two sums of the draw walk its set bits, so they cost the
-    candidates and a word per 64 labels, not a test of every label up to the last
-    candidate's. Only the candidates within 64 nats of the best cost an exp (``UNDERFLOW``).
+    candidates are a prefix (``_candidates``); ``phi``: its exp, ``sorted_weight``: the
+    weights (``_candidate_shares``); ``last_label[m]``: the largest label among the first m +
+    1 of that order. ``shares``: scratch space of K doubles; ``marked``: K bits, all clear,
+    and left clear. The draw is an inverse CDF over the candidates' shares in their labels'
+    order: the same draws whatever the layout. The candidates are marked in a bitmap by
+    label, and the two sums of the draw walk its set bits, so they cost the candidates and a
+    word per 64 labels, not a test of every label up to the last candidate's.
     """
     cdef Py_ssize_t j, m, w, words
     cdef uint64_t bits
-    cdef double top = -INFINITY, total = 0.0, cumulative = 0.0
+    cdef double total = 0.0, cumulative = 0.0
     cdef int64_t chosen = -1
-    cdef Py_ssize_t candidates = _candidate_sums(indptr, indices, data, i, table,
-                                                 sorted_log_weight, log_slice, weighted, loglik)
+    cdef Py_ssize_t candidates = _candidate_shares(indptr, indices, data, i, table, phi,
+                                                   sorted_log_weight, sorted_weight,
+                                                   log_slice, weighted, shares)
     if candidates == 0:
         return -1
-    for m in range(candidates):
-        top = max(top, loglik[m])
-    if top == -INFINITY:
-        return -1
     words = (last_label[candidates - 1] >> 6) + 1
-    for m in range(candidates):                # 1 for the best; exp is 0 below UNDERFLOW
-        loglik[m] = exp(loglik[m] - top) if loglik[m] - top > UNDERFLOW else 0.0
+    for m in range(candidates):
         marked[order[m] >> 6] |= (<uint64_t> 1) << (order[m] & 63)
     for w in range(words):                     # the candidates in label order: total
         bits = marked[w]
         while bits:
-            total = total + loglik[rank[(w << 6) + SIMPLEXSG_LOWEST_BIT(bits)]]
+            total = total + shares[rank[(w << 6) + SIMPLEXSG_LOWEST_BIT(bits)]]
             bits = bits & (bits - 1)
     uniform = uniform * total
     for w in range(words):                     # and the inverse CDF
@@ -123,8 +226,8 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
         while bits and cumulative <= uniform:
             j = (w << 6) + SIMPLEXSG_LOWEST_BIT(bits)
             bits = bits & (bits - 1)
-            if loglik[rank[j]] > 0.0:
-                cumulative = cumulative + loglik[rank[j]]
+            if shares[rank[j]] > 0.0:
+                cumulative = cumulative + shares[rank[j]]
                 chosen = j
         marked[w] = 0
     return chosen
@@ -210,7 +313,10 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     cdef const int64_t[::1] last_label
     cdef const double[::1] sorted_log_weight
     cdef const double[:, ::1] table
+    cdef const double[:, ::1] phi
+    cdef const double[::1] sorted_weight
     cdef uint64_t[:, ::1] marks
+    cdef unsigned int control
     cdef double[:, ::1] scratch = _scratch(threads, K, "slice_allocate")
     marks = np.zeros((threads, max(1, (K + 63) // 64)), dtype=np.uint64)
     by_weight = np.argsort(-np.asarray(log_weight), kind="stable")
@@ -221,10 +327,18 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     lowest = np.min(log_slice, initial=np.inf)
     used = int(np.count_nonzero(np.asarray(sorted_log_weight) >= lowest))
     table = _transposed(log_phi, by_weight[:used], threads)
-    for i in prange(n, nogil=True, schedule="static", num_threads=threads):
-        z[i] = _allocate_row(indptr, indices, data, i, table, order, rank, last_label,
-                             sorted_log_weight, log_slice[i], uniform[i], weighted,
-                             &scratch[threadid(), 0], &marks[threadid(), 0])
+    phi = np.exp(table)
+    sorted_weight = np.exp(sorted_log_weight)
+    with nogil, parallel(num_threads=threads):
+        # subnormal products are of candidates below the product draw's cutoff, 0 anyway;
+        # flushed, they do not cost the slow arithmetic of subnormals
+        control = SIMPLEXSG_FLUSH_SUBNORMALS()
+        for i in prange(n, schedule="static"):
+            z[i] = _allocate_row(indptr, indices, data, i, table, phi, order, rank,
+                                 last_label, sorted_log_weight, sorted_weight, log_slice[i],
+                                 uniform[i], weighted, &scratch[threadid(), 0],
+                                 &marks[threadid(), 0])
+        SIMPLEXSG_RESTORE_SUBNORMALS(control)
     for i in range(n):
         if z[i] < 0:
             missing += 1
@@ -253,8 +367,7 @@ def mixture_log_likelihood(const int64_t[::1] indptr, const int64_t[::1] indices
     with nogil, parallel(num_threads=threads):
         loglik = &scratch[threadid(), 0]
         for i in prange(n, schedule="static"):
-            _candidate_sums(indptr, indices, data, i, table, log_weight, -INFINITY, True,
-                            loglik)
+            _candidate_sums(indptr, indices, data, i, table, K, log_weight, True, loglik)
             top = -INFINITY
             for m in range(K):
                 top = max(top, loglik[m])

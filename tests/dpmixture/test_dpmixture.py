@@ -224,14 +224,19 @@ def test_allocation_kernel_draws_the_inverse_cdf_of_the_slice_conditional(weight
     assert np.array_equal(z, expected)
 
 
+@pytest.mark.parametrize("counts, best", [(1000.0, -1.0), (10.0, -1.0), (16.0, -44.0)])
 @pytest.mark.parametrize("gap, expected", [(60.0, 0), (68.0, 1)])
-def test_the_allocation_drops_a_candidate_only_below_the_totals_rounding(gap, expected):
+def test_the_allocation_drops_a_candidate_only_below_the_totals_rounding(gap, expected, counts,
+                                                                         best):
     """At uniform 0 a row takes the first component in label order of positive weight.
     Component 0, ``gap`` nats below component 1: at 60 its share exp(-60) is kept, and the
     row takes it; at 68, past the kernel's 64 nats, it is 0 (a share below 2^-53 of the total
-    even summed over 10^9 such candidates), and the row takes 1."""
-    X = sp.csr_matrix(np.array([[1000.0, 0.0]]))
-    log_phi = np.array([[-1.0 - gap / 1000.0, -1.0], [-1.0, -1.0]])
+    even summed over 10^9 such candidates), and the row takes 1. So on a row of 1,000 counts
+    (exps of sums of logs), of 10 (products of probabilities), and of 16 whose best product,
+    e^-704, is below what the product path accepts (1e-270): the row falls back on sums of
+    logs."""
+    X = sp.csr_matrix(np.array([[counts, 0.0]]))
+    log_phi = np.array([[best - gap / counts, -1.0], [best, -1.0]])
     z = np.empty(1, dtype=np.int64)
     slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, log_phi,
                    np.log([0.5, 0.5]), np.array([-np.inf]), np.zeros(1), z)

@@ -548,6 +548,44 @@ cdef double _log_prior_change(const int64_t[::1] occupancy, const double[::1] ro
             + lgamma(1.0 + n_target + moved) - lgamma(1.0 + n_target) - between)
 
 
+def label_counts(const int64_t[::1] occupancy):
+    """What a proposal reads of the rows per label ``occupancy`` (at least one occupied), in
+    one pass over the labels (``split_merge._Blocks``): (``rows_from`` (size + 1,), R_j the
+    rows at labels j and after; J, one past the last occupied label; the number of occupied
+    labels; the labels of at least two rows and the running total of their rows (int64); the
+    rows those hold and the ordered pairs of distinct rows within a component, sum n_j (n_j -
+    1) (floats); the labels a split may give its new block: the empty ones below J, and J)."""
+    cdef Py_ssize_t n = occupancy.shape[0], j, J = 0, occupied = 0, splittable = 0, empty = 0
+    cdef int64_t rows, split_rows = 0
+    cdef double pairs = 0.0, after = 0.0
+    rows_from_array = np.zeros(n + 1)
+    labels_array = np.empty(n, dtype=np.int64)
+    ends_array = np.empty(n, dtype=np.int64)
+    choices_array = np.empty(n + 1, dtype=np.int64)
+    cdef double[::1] rows_from = rows_from_array
+    cdef int64_t[::1] labels = labels_array, ends = ends_array, choices = choices_array
+    for j in range(n - 1, -1, -1):
+        after = after + occupancy[j]
+        rows_from[j] = after
+    for j in range(n):
+        rows = occupancy[j]
+        if rows > 0:
+            occupied += 1
+            J = j + 1
+        if rows >= 2:
+            split_rows += rows
+            labels[splittable], ends[splittable] = j, split_rows
+            splittable += 1
+        pairs = pairs + <double> (rows * (rows - 1))
+    for j in range(J):
+        if occupancy[j] == 0:
+            choices[empty] = j
+            empty += 1
+    choices[empty] = J
+    return (rows_from_array, J, occupied, labels_array[:splittable], ends_array[:splittable],
+            <double> split_rows, pairs, choices_array[:empty + 1])
+
+
 def log_labelled_prior_change(const int64_t[::1] occupancy, const double[::1] rows_from,
                               double alpha, Py_ssize_t source, Py_ssize_t target, double moved):
     """The labelled prior's log p(z | alpha) after ``moved`` rows of label ``source`` join

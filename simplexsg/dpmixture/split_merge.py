@@ -85,7 +85,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import betaln, gammaln
 
-from .._ext._split_merge import (ComponentScreen, delayed_acceptance,
+from .._ext._split_merge import (ComponentScreen, delayed_acceptance, label_counts,
                                  log_labelled_prior_change, log_split_pair_ratio, pass_tables,
                                  restricted_scans, sequential_allocation)
 
@@ -180,16 +180,9 @@ class _Blocks:
         self._count()
 
     def _count(self):
-        occupancy = self.occupancy
-        self.rows_from = rows_from_label(occupancy)
-        occupied = occupancy.nonzero()[0]
-        self.J, self.occupied = int(occupied[-1]) + 1, occupied.size
-        self.splittable_labels = (occupancy >= 2).nonzero()[0]
-        self.split_ends = occupancy[self.splittable_labels].cumsum()
+        (self.rows_from, self.J, self.occupied, self.splittable_labels, self.split_ends,
+         self.split_rows, self.pairs, self.labels_to_choose) = label_counts(self.occupancy)
         self.splittable = self.splittable_labels.size
-        self.split_rows = float(self.split_ends[-1]) if self.splittable else 0.0
-        self.pairs = float(occupancy @ (occupancy - 1))
-        self.labels_to_choose = np.append((occupancy[:self.J] == 0).nonzero()[0], self.J)
 
     def move(self, z, moved, target, source):
         """Relabel the rows ``moved`` (all of label ``source``'s or part of them) to
@@ -200,7 +193,7 @@ class _Blocks:
                 [self.occupancy, np.zeros(target + 1 - self.occupancy.size, dtype=np.int64)])
         self.occupancy[source] -= moved.size
         self.occupancy[target] += moved.size
-        stay = self.rows[source][~np.isin(self.rows[source], moved, assume_unique=True)]
+        stay = self.rows[source][z[self.rows[source]] == source]
         if stay.size:
             self.rows[source] = stay
         else:

@@ -5,7 +5,7 @@ time, by the Dirichlet-multinomial predictive, returning each side's log margina
 ``restricted_scans`` refine such a split by restricted Gibbs scans. ``ComponentScreen`` keeps
 each component's summed counts and log marginal, scores merges from them and draws the
 proposals; ``log_labelled_prior_change`` and ``log_split_pair_ratio`` are the acceptance's
-prior and proposal terms.
+prior and proposal terms; ``label_counts`` is what the proposals read of the rows per label.
 """
 import numpy as np
 

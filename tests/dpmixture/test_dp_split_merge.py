@@ -18,8 +18,8 @@ from scipy.special import betaln, gammaln
 from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
-from simplexsg._ext._split_merge import (ComponentScreen, log_pair_probability, pass_tables,
-                                         restricted_scans, sequential_allocation)
+from simplexsg._ext._split_merge import (ComponentScreen, label_counts, log_pair_probability,
+                                         pass_tables, restricted_scans, sequential_allocation)
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.label_shift import shift_labels
 from simplexsg.dpmixture.local import kernel_layout
@@ -315,6 +315,24 @@ def test_split_merge_passes_read_the_tables_of_its_rows():
         sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                               12, 0, 1, others, uniform, side, False, BETA6, expected,
                               tables=pass_tables(12 * BETA6 + 1.0, 10, 10))
+
+
+@pytest.mark.parametrize("occupancy", [[3], [0, 1], [2, 0, 1, 0, 5, 0, 0], [1, 1, 0, 4, 1, 0]])
+def test_label_counts_are_those_of_the_rows_per_label(occupancy):
+    """``label_counts``: the rows at each label and after, one past the last occupied label,
+    the occupied labels, those of at least two rows with the running total of their rows, the
+    rows they hold, the ordered pairs within a component, and the labels a split may give:
+    the empty ones below J, then J (labels past the last occupied one included)."""
+    occupancy = np.array(occupancy, dtype=np.int64)
+    (rows_from, J, occupied, labels, ends, split_rows, pairs,
+     choices) = label_counts(occupancy)
+    assert rows_from.tolist() == [float(occupancy[j:].sum()) for j in range(occupancy.size + 1)]
+    assert J == np.flatnonzero(occupancy)[-1] + 1 and occupied == np.count_nonzero(occupancy)
+    assert labels.tolist() == np.flatnonzero(occupancy >= 2).tolist()
+    assert ends.tolist() == np.cumsum(occupancy[occupancy >= 2]).tolist()
+    assert split_rows == occupancy[occupancy >= 2].sum()
+    assert pairs == float(occupancy @ (occupancy - 1))
+    assert choices.tolist() == [*np.flatnonzero(occupancy[:J] == 0).tolist(), J]
 
 
 def test_labelled_prior_matches_the_enumeration(labelled):

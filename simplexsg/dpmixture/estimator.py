@@ -55,10 +55,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         stored count to a component: a measure of its time that the seed alone decides, not
         the machine).
         Every row is then allocated to them ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on
-        a subset that found fewer than ``initial_components`` clusters starts SCIR from
-        copies of each, that many in all. For "gibbs", a pilot on a subset whose rows hold
-        fewer than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts (short rows) is
-        followed by a second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its
+        a subset starts SCIR from its clusters alone (not its empty components, which would
+        only cost every row's draw), or from copies of each, at least ``initial_components``
+        in all, if it found fewer. For "gibbs", a pilot on a subset whose rows hold fewer
+        than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts (short rows) is followed by a
+        second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its
         clusters explain worst (lowest log likelihood per count against the data's unigram
         profile), from ``RESIDUAL_COMPONENTS`` (100) random components, with the moves and
         stopping rule of the "scir" pilot and at most ``RESIDUAL_PILOT_WORK`` (5e9) visits;

@@ -795,6 +795,36 @@ def test_a_minibatch_samplers_pilot_on_short_rows_starts_as_the_exact_sampler(
     assert len(calls) == 2 and len({call["deadline"] for call in calls}) == 1
 
 
+@pytest.mark.parametrize("initial_components, copies", [(2, 1), (40, 8)])
+def test_scir_starts_from_the_pilots_clusters_alone(initial_components, copies, mixture,
+                                                    monkeypatch):
+    """A pilot on a subset (500 of 2,000 rows; its chain holds empty components below its
+    last occupied label) starts SCIR from its occupied clusters only, each with its share of
+    the weight, or from copies of each when it found fewer than ``initial_components``: the
+    empty components, draws from the base measure, would only cost every row's draw."""
+    from simplexsg.dpmixture import init
+    pilots, starts, run, provision = [], [], init.run_pilot, init.over_provision
+
+    def pilot(*args, **kwargs):
+        pilots.append(run(*args, **kwargs))
+        return pilots[-1]
+
+    def over_provision(state, found, X_pilot, copies, base, rng):
+        starts.append((copies, provision(state, found, X_pilot, copies, base, rng)))
+        return starts[-1][1]
+
+    monkeypatch.setattr(init, "run_pilot", pilot)
+    monkeypatch.setattr(init, "over_provision", over_provision)
+    DPMixture("scir", initial_components=initial_components, init_rows=500, max_iter=1,
+              random_state=0).fit(mixture[0])
+    (state, found), = pilots
+    (made, start), = starts
+    assert state.theta.shape[0] > found.occupied.size == 5      # empty components left out
+    assert made == copies and start.theta.shape[0] == copies * found.occupied.size
+    weights = np.exp(slice_sampler.log_weights(start.sticks)[0])
+    assert np.allclose(weights, np.repeat(found.weights / copies, copies), rtol=1e-5)
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path, monkeypatch):
     """``init_rows=None``: the exact sampler's pilot holds PILOT_ROWS rows at most, a minibatch

@@ -178,8 +178,8 @@ def start_from_pilot(X_pilot, subset, params, seed, rng, deadline):
         start = exact_start(X_pilot, params, seed, deadline)
     state, found = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3), start=start,
                              deadline=deadline)
-    copies = max(1, -(-params.initial_components // found.occupied.size))
-    if params.sampler == "scir" and subset:
+    if params.sampler == "scir" and subset:          # copies: at least 1 (ceiling)
+        copies = -(-params.initial_components // found.occupied.size)
         state = over_provision(state, found, X_pilot, copies, params.base, rng)
     return state
 

@@ -28,9 +28,10 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         "scir"/"sgrld": minibatched slice sampler, sticks and components moved by one SCIR/SGRLD
         step per iteration. "gibbs": the exact slice sampler on every row, with split-merge
         moves and label shifts. "auto": "gibbs" for at most ``AUTO_GIBBS_ROWS`` (10^6) rows and
-        ``AUTO_GIBBS_ENTRIES`` (10^8) stored counts in memory, else "scir" (a streamed
-        corpus and ``partial_fit``: "scir"); ``sampler_`` says which. A sweep of the exact
-        sampler costs the stored counts; the crossover is measured on docs/benchmarks/dp.rst.
+        ``AUTO_GIBBS_ENTRIES`` (10^8) stored counts in memory, else "scir"; "scir" on a
+        streamed corpus (but one small enough to read into memory: ``fit``) and in
+        ``partial_fit``; ``sampler_`` says which. A sweep of the exact sampler costs the
+        stored counts; the crossover is measured on docs/benchmarks/dp.rst.
     base_concentration : float, default 0.5
         Symmetric Dirichlet parameter of the base measure (the components' prior), > 0: the
         pseudo-count each category adds to a cluster's profile. Smaller values give sharper
@@ -282,7 +283,12 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         a seeded shuffle buffer (``shuffle_buffer``), never held in full: "auto" is SCIR there, the
         pilot runs on the first minibatches of a shuffled pass, each minibatch's rows are new to
         the chain (as in ``partial_fit``), ``labels_`` are the last minibatch's, and it cannot be
-        resumed (``warm_start``).
+        resumed (``warm_start``). With ``sampler`` "auto" or "gibbs", a streamed corpus of at
+        most ``STREAM_IN_MEMORY_ROWS`` (200,000) rows and ``STREAM_IN_MEMORY_ENTRIES``
+        (5,000,000) stored counts, which SCIR's pilot would hold whole anyway, is read into
+        memory in its order and fitted as that count matrix would be (the exact sampler,
+        ``labels_`` of every row); larger ones are read up to the bounds first. "gibbs" on a
+        larger one raises.
 
         Parameters
         ----------

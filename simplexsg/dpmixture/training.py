@@ -3,7 +3,8 @@
 One loop (``Trainer.run``) serves the three ways to train, each with its minibatch source:
 ``fit`` on a count matrix (``matrix_minibatches``: a seeded permutation per pass; the
 allocations of every row kept in the model's ``_z``), ``fit`` on a streamed corpus
-(``stream_minibatches``: a seeded shuffle buffer; rows new to the chain) and ``partial_fit``
+(``stream_minibatches``: a seeded shuffle buffer; rows new to the chain; a corpus small
+enough, ``whole_stream``, is read whole and fitted as a count matrix) and ``partial_fit``
 (its one minibatch, rows new to the chain). ``fit_matrix``, ``fit_stream`` and ``partial_fit``
 plan the call (a new chain, or with ``warm_start`` a resumed or continued one), then run it.
 
@@ -56,6 +57,22 @@ def stream_minibatches(stream, batch_size, shuffle_buffer, seed):
         rng = np.random.default_rng(substream(seed, Stream.ORDER, epoch))
         for _, X_rows in stream.minibatches(batch_size, shuffle_buffer, rng):
             yield None, sp.csr_matrix(check_counts(X_rows))
+
+
+def whole_stream(stream, max_rows, max_entries, block):
+    """The rows of a streamed corpus (``BowStream``) in its order (CSR), read ``block`` at a
+    time, when it holds at most ``max_rows`` rows and ``max_entries`` stored counts; else None,
+    having read up to the block that passes a bound (nothing when its declared documents
+    already do). None too for a corpus without documents (the streamed fit says so)."""
+    if stream.n_documents is not None and stream.n_documents > max_rows:
+        return None
+    read, rows, entries = [], 0, 0
+    for _, X_rows in stream.minibatches(block):
+        read.append(sp.csr_matrix(check_counts(X_rows)))
+        rows, entries = rows + read[-1].shape[0], entries + read[-1].nnz
+        if rows > max_rows or entries > max_entries:
+            return None
+    return sp.vstack(read, format="csr") if read else None
 
 
 def read_state(model):
@@ -403,17 +420,16 @@ def _dask_executor(model, X, params):
 
 
 def fit_stream(model, corpus, X_heldout):
-    """``fit`` on a streamed bag-of-words corpus: SCIR or SGRLD on minibatches drawn through a
-    seeded shuffle buffer, rows new to the chain each time, a pilot on the first minibatches
-    of a pass."""
+    """``fit`` on a streamed bag-of-words corpus: with the sampler "auto" or "gibbs", one of
+    at most ``STREAM_IN_MEMORY_ROWS`` rows and ``STREAM_IN_MEMORY_ENTRIES`` stored counts is
+    read into memory and fitted as a count matrix (``fit_matrix``); otherwise SCIR or SGRLD on
+    minibatches drawn through a seeded shuffle buffer, rows new to the chain each time, a
+    pilot on the first minibatches of a pass."""
     if model.client is not None:
         raise TypeError("with a client, fit takes a count matrix (cut into shards held by "
                         "the workers) or CorpusShards (files the workers read): a streamed "
                         "corpus's rows are read by this process; fit it without a client")
     params = model._check_params()
-    if params.sampler == "gibbs":
-        raise ValueError("sampler='gibbs' sweeps every row each iteration: a streamed corpus "
-                         "takes 'scir', 'sgrld' or 'auto' (SCIR)")
     if params.warm_start:
         raise ValueError("warm_start does not apply to a streamed corpus: its rows keep no "
                          "allocations to resume from")
@@ -422,6 +438,18 @@ def fit_stream(model, corpus, X_heldout):
                          "n_features (simplexsg.datasets.UCIBowCorpus and LDACCorpus do); "
                          "a list of documents or a count matrix is read into memory")
     stream = as_corpus(corpus)
+    if model.sampler in ("auto", "gibbs"):
+        X = whole_stream(stream, defaults.STREAM_IN_MEMORY_ROWS,
+                         defaults.STREAM_IN_MEMORY_ENTRIES, params.batch_size)
+        if X is not None:
+            fit_matrix(model, X, X_heldout)
+            return
+    if params.sampler == "gibbs":
+        raise ValueError(
+            f"sampler='gibbs' sweeps every row each iteration: a streamed corpus of more than "
+            f"{defaults.STREAM_IN_MEMORY_ROWS} rows or {defaults.STREAM_IN_MEMORY_ENTRIES} "
+            "stored counts takes 'scir', 'sgrld' or 'auto' (SCIR); smaller ones are read into "
+            "memory")
     saved = dict(model.__dict__)
     heldout = _start_stream(model, stream, X_heldout, params)
     with undone_if_untrained(model, saved):

@@ -8,6 +8,7 @@ from sklearn.metrics import adjusted_rand_score
 from simplexsg import DPMixture
 from simplexsg.corpus import bow_to_csr
 from simplexsg.datasets import UCIBowCorpus, make_multinomial_mixture, save_uci_bow
+from simplexsg.dpmixture import defaults
 from simplexsg.dpmixture.training import Trainer
 
 N_TRAIN = 4000
@@ -26,8 +27,10 @@ def sorted_corpus(tmp_path_factory):
 
 
 def fit(corpus, **params):
-    return DPMixture(**{"batch_size": 200, "max_iter": 150, "random_state": 0, **params}).fit(
-        corpus)
+    """SCIR by default: "auto" and "gibbs" read a corpus this small into memory
+    (``test_a_small_streamed_corpus_is_fitted_as_its_matrix``)."""
+    return DPMixture(**{"sampler": "scir", "batch_size": 200, "max_iter": 150,
+                        "random_state": 0, **params}).fit(corpus)
 
 
 @pytest.mark.slow
@@ -100,7 +103,7 @@ def test_an_interrupted_streamed_fit_keeps_its_iterations(sorted_corpus, monkeyp
             raise KeyboardInterrupt
         return z
     monkeypatch.setattr(Trainer, "step", step_then_stop)
-    model = DPMixture(batch_size=200, max_iter=10, random_state=0)
+    model = DPMixture("scir", batch_size=200, max_iter=10, random_state=0)
     with pytest.raises(KeyboardInterrupt):
         model.fit(corpus)
     assert model.stop_reason_ == "interrupted" and model.interrupted_ and model.n_iter_ == 4
@@ -109,12 +112,14 @@ def test_an_interrupted_streamed_fit_keeps_its_iterations(sorted_corpus, monkeyp
 
 @pytest.mark.slow
 @pytest.mark.parametrize("params, heldout_columns, message", [
-    (dict(sampler="gibbs"), 100, "streamed corpus takes"),
+    (dict(sampler="gibbs"), 100, "streamed corpus of more than 1000 rows"),
     (dict(warm_start=True), 100, "warm_start"),
     (dict(), 99, "X_heldout has 99 features"),
     (dict(shuffle_buffer=-1), 100, "shuffle_buffer")])
 def test_bad_streamed_fits_raise_and_leave_the_model(sorted_corpus, params, heldout_columns,
-                                                     message):
+                                                     message, monkeypatch):
+    """On a corpus too large to read into memory (its 4,000 rows above a bound of 1,000)."""
+    monkeypatch.setattr(defaults, "STREAM_IN_MEMORY_ROWS", 1000)
     corpus, X, _, _ = sorted_corpus
     model = DPMixture("scir", max_iter=3, batch_size=200, random_state=0).fit(X)
     before = pickle.dumps(model)
@@ -131,3 +136,35 @@ def test_a_corpus_without_its_number_of_columns_is_refused():
             yield from [[(0, 1)], [(1, 2)]]
     with pytest.raises(ValueError, match="n_features"):
         DPMixture().fit(Documents())
+
+
+@pytest.mark.parametrize("sampler", ["auto", "gibbs"])
+def test_a_small_streamed_corpus_is_fitted_as_its_matrix(sorted_corpus, sampler):
+    """At most STREAM_IN_MEMORY_ROWS rows and STREAM_IN_MEMORY_ENTRIES stored counts: the
+    corpus is read in its order and fitted as the matrix of its rows, bit for bit, with the
+    exact sampler ("auto"), every row labelled; the shuffle buffer plays no part."""
+    corpus, X, X_test, _ = sorted_corpus
+    params = dict(sampler=sampler, max_iter=8, random_state=0)
+    streamed = DPMixture(shuffle_buffer=7, **params).fit(corpus, X_heldout=X_test)
+    memory = DPMixture(**params).fit(bow_to_csr(list(corpus), corpus.n_features),
+                                     X_heldout=X_test)
+    assert streamed.sampler_ == memory.sampler_ == "gibbs"
+    np.testing.assert_array_equal(streamed.theta_, memory.theta_)
+    np.testing.assert_array_equal(streamed.labels_, memory.labels_)
+    assert streamed.labels_.shape == (N_TRAIN,) and streamed.total_samples_ == N_TRAIN
+    assert streamed.history_ == memory.history_ == [] and streamed.n_iter_ == 8
+
+
+@pytest.mark.parametrize("bound, value", [("STREAM_IN_MEMORY_ROWS", N_TRAIN - 1),
+                                          ("STREAM_IN_MEMORY_ENTRIES", 1000)])
+def test_a_larger_streamed_corpus_runs_scir_untouched_by_the_read(sorted_corpus, bound, value,
+                                                                 monkeypatch):
+    """One row or stored count past either bound, "auto" streams the corpus with SCIR: the
+    fit is that of ``sampler="scir"``, whatever the read up to the bound left behind."""
+    monkeypatch.setattr(defaults, bound, value)
+    corpus = sorted_corpus[0]
+    auto = DPMixture(batch_size=200, max_iter=5, random_state=0).fit(corpus)
+    scir = fit(corpus, max_iter=5)
+    assert auto.sampler_ == "scir" and auto.labels_.shape == (200,)
+    np.testing.assert_array_equal(auto.theta_, scir.theta_)
+    np.testing.assert_array_equal(auto.labels_, scir.labels_)

@@ -58,7 +58,9 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         Every row is then allocated to them ``∝ w_j Mult(x | phi_j)``; for "scir", a pilot on
         a subset starts SCIR from its clusters alone (not its empty components, which would
         only cost every row's draw), or from copies of each, at least ``initial_components``
-        in all, if it found fewer. For "gibbs", a pilot on a subset whose rows hold fewer
+        in all, if it found fewer, at the scale of the whole data (its counts and rows
+        scaled as SCIR scales a minibatch's, so that the first steps do not replace what it
+        learnt by one minibatch's counts). For "gibbs", a pilot on a subset whose rows hold fewer
         than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts (short rows) is followed by a
         second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its
         clusters explain worst (lowest log likelihood per count against the data's unigram

@@ -10,7 +10,8 @@ components merges true clusters and keeps them merged (SCIR has no move that spl
 pilot's clusters are found on few rows at little cost. A stochastic-gradient chain cannot
 create clusters that the pilot's subset of the rows did not support, so when the pilot saw a
 subset SCIR starts from its clusters alone, without its empty components, and from copies of
-each when it found fewer than ``initial_components`` (``over_provision``). On short rows the
+each when it found fewer than ``initial_components``, at the scale of the whole data
+(``over_provision``). On short rows the
 exact sampler's start adds the clusters of a second pilot on the rows the first explains worst
 (``with_residual_clusters``), and a minibatch sampler's pilot on a subset starts from that
 start on its own rows (``exact_start``). The pilot chains of a fit share one deadline,
@@ -63,7 +64,8 @@ def matrix_start(X, state, params, seed, executor):
     else:
         rows = np.sort(rng.permutation(X.shape[0])[:params.init_rows])
     X_pilot = executor.read(X, rows)
-    state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng, deadline)
+    state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng, deadline,
+                             X.shape[0])
     kernel = Kernel.of(params, params.sampler)
     if params.sampler == "gibbs" and rows.size < X.shape[0] and short_rows(X_pilot):
         state = with_residual_clusters(X, state, params, seed, kernel, rng, deadline)
@@ -151,7 +153,7 @@ def stream_start(stream, state, params, seed):
         raise ValueError("the corpus's first documents have no counts")
     if params.init == "pilot":
         state = start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, seed, rng,
-                                 pilot_deadline(params))
+                                 pilot_deadline(params), n_rows)
     return state, (X_pilot if X_monitor is None else X_monitor)[:MONITOR_ROWS], n_rows
 
 
@@ -168,11 +170,11 @@ def _next_rows(batches, max_rows, max_entries=None):
     return sp.vstack(read, format="csr") if read else None
 
 
-def start_from_pilot(X_pilot, subset, params, seed, rng, deadline):
+def start_from_pilot(X_pilot, subset, params, seed, rng, deadline, n_total):
     """The state the pilot chain on the rows ``X_pilot`` finds; ``subset``: they are a subset
-    of the data (SCIR then over-provisions). A minibatch sampler's pilot on a subset starts
-    where the exact sampler would start on its rows (``exact_start``) when they are short.
-    ``deadline``: ``run_pilot``'s, for every pilot chain it runs."""
+    of the data's ``n_total`` rows (SCIR then over-provisions). A minibatch sampler's pilot on
+    a subset starts where the exact sampler would start on its rows (``exact_start``) when
+    they are short. ``deadline``: ``run_pilot``'s, for every pilot chain it runs."""
     start = None
     if params.sampler != "gibbs" and subset:
         start = exact_start(X_pilot, params, seed, deadline)
@@ -180,7 +182,7 @@ def start_from_pilot(X_pilot, subset, params, seed, rng, deadline):
                              deadline=deadline)
     if params.sampler == "scir" and subset:          # copies: at least 1 (ceiling)
         copies = -(-params.initial_components // found.occupied.size)
-        state = over_provision(state, found, X_pilot, copies, params.base, rng)
+        state = over_provision(state, found, X_pilot, copies, params.base, rng, n_total)
     return state
 
 
@@ -280,27 +282,34 @@ def settled(occupied):
     return abs(occupied[-1] - before) <= PILOT_CLUSTERS_TOL * before
 
 
-def over_provision(state, found, X_pilot, copies, base, rng):
+def over_provision(state, found, X_pilot, copies, base, rng, n_total):
     """The pilot's ``state`` reduced to its clusters (``found``, its ``Summary`` on the rows
-    ``X_pilot``), ``copies`` copies of each (1: the clusters alone): each copy an independent
-    draw of the cluster's components given its pilot rows, with an equal share of its weight.
-    Rows then split among the copies at random, as in a random start, and the chain can empty
-    copies or pull them apart. The pilot's empty components, draws from the base measure
-    below its last occupied label, are left out: SCIR draws each new row among every
-    component it holds, and on 200,000 pilot rows they are over two thirds of them
-    (docs/benchmarks/dp.rst, "The pilot's empty components"). A pilot on every row needs no
-    copies."""
+    ``X_pilot``), ``copies`` copies of each (1: the clusters alone), at the scale of the
+    data's ``n_total`` rows: each copy an independent draw of the cluster's components given
+    its pilot rows' counts scaled by ``n_total / rows / copies``, as SCIR scales a
+    minibatch's, with an equal share of its weight, and sticks whose totals are those of the
+    rows they stand for (``_sticks``). Rows then split among the copies at random, as in a
+    random start, and the chain can empty copies or pull them apart. At the scale of the
+    pilot's own rows, the first SCIR step would replace what the pilot learnt by one
+    minibatch's counts, N / rows times heavier (docs/benchmarks/dp.rst, "SCIR's start at
+    the data's scale"). The pilot's empty components, draws from the base measure below its
+    last occupied label, are left out: SCIR draws each new row among every component it
+    holds, and on 200,000 pilot rows they are over two thirds of them (the same page, "The
+    pilot's empty components"). A pilot on every row needs no copies."""
+    scale = n_total / X_pilot.shape[0] / copies
     counts = LocalExecutor.counts(X_pilot, found.labels, found.occupied.size)
-    shape = base + np.repeat(counts, copies, axis=0)
+    shape = base + scale * np.repeat(counts, copies, axis=0)
     theta = scir_transition(np.ones_like(shape), shape, np.inf, rng)
-    return ChainState(theta, _sticks(np.repeat(found.weights / copies, copies), state.alpha),
-                      state.alpha)
+    return ChainState(theta, _sticks(np.repeat(found.weights / copies, copies), state.alpha,
+                                     n_total), state.alpha)
 
 
-def _sticks(weights, alpha):
+def _sticks(weights, alpha, n_rows=0):
     """Stick pairs (J, 2) of the weights (J,), summing to 1, less LEFTOVER_TOLERANCE for the
-    sticks after them, with the pseudo-counts 1 + alpha of a Beta(1, alpha) stick."""
+    sticks after them: proportions v, totals 1 + alpha plus the ``n_rows`` rows the weights
+    from the stick on stand for (the total of a SCIR stick's target given those rows; 0: the
+    prior's alone)."""
     weights = weights * (1.0 - LEFTOVER_TOLERANCE)
     before = 1.0 - np.concatenate([[0.0], np.cumsum(weights)[:-1]])
     v = weights / before
-    return np.column_stack([v, 1.0 - v]) * (1.0 + alpha)
+    return np.column_stack([v, 1.0 - v]) * (1.0 + alpha + n_rows * before)[:, None]

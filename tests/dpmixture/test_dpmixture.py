@@ -801,7 +801,8 @@ def test_scir_starts_from_the_pilots_clusters_alone(initial_components, copies, 
     """A pilot on a subset (500 of 2,000 rows; its chain holds empty components below its
     last occupied label) starts SCIR from its occupied clusters only, each with its share of
     the weight, or from copies of each when it found fewer than ``initial_components``: the
-    empty components, draws from the base measure, would only cost every row's draw."""
+    empty components, draws from the base measure, would only cost every row's draw. The
+    start is at the scale of the 2,000 rows, not of the pilot's 500."""
     from simplexsg.dpmixture import init
     pilots, starts, run, provision = [], [], init.run_pilot, init.over_provision
 
@@ -809,8 +810,9 @@ def test_scir_starts_from_the_pilots_clusters_alone(initial_components, copies, 
         pilots.append(run(*args, **kwargs))
         return pilots[-1]
 
-    def over_provision(state, found, X_pilot, copies, base, rng):
-        starts.append((copies, provision(state, found, X_pilot, copies, base, rng)))
+    def over_provision(state, found, X_pilot, copies, base, rng, n_total):
+        starts.append((copies, provision(state, found, X_pilot, copies, base, rng, n_total),
+                       X_pilot))
         return starts[-1][1]
 
     monkeypatch.setattr(init, "run_pilot", pilot)
@@ -818,11 +820,21 @@ def test_scir_starts_from_the_pilots_clusters_alone(initial_components, copies, 
     DPMixture("scir", initial_components=initial_components, init_rows=500, max_iter=1,
               random_state=0).fit(mixture[0])
     (state, found), = pilots
-    (made, start), = starts
+    (made, start, X_pilot), = starts
     assert state.theta.shape[0] > found.occupied.size == 5      # empty components left out
     assert made == copies and start.theta.shape[0] == copies * found.occupied.size
     weights = np.exp(slice_sampler.log_weights(start.sticks)[0])
     assert np.allclose(weights, np.repeat(found.weights / copies, copies), rtol=1e-5)
+    # at the scale of the 2,000 rows: a copy's components total Gamma(d base + its share of
+    # the cluster's pilot counts times 4), a stick's the rows from it on plus 1 + alpha
+    n_total, scale = 2000, 2000 / 500 / copies
+    tokens = np.bincount(found.labels, weights=np.asarray(X_pilot.sum(axis=1)).ravel())
+    shape = X_pilot.shape[1] * 0.5 + scale * np.repeat(tokens, copies)
+    z = (start.theta.sum(axis=1) - shape) / np.sqrt(shape)   # standardised Gamma totals
+    assert np.all(np.abs(z) < 4), z
+    kept = np.repeat(found.weights / copies, copies) * (1 - slice_sampler.LEFTOVER_TOLERANCE)
+    before = 1 - np.concatenate([[0.0], np.cumsum(kept)[:-1]])
+    np.testing.assert_allclose(start.sticks.sum(axis=1), 1 + start.alpha + n_total * before)
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -157,6 +157,17 @@ def stream_start(stream, state, params, seed):
     return state, (X_pilot if X_monitor is None else X_monitor)[:MONITOR_ROWS], n_rows
 
 
+def whole_stream(stream, max_rows, max_entries, block):
+    """The rows of a streamed corpus (``BowStream``) in its order (CSR), read ``block`` at a
+    time, when it holds at most ``max_rows`` rows and ``max_entries`` stored counts; else None,
+    having read up to the block that passes a bound (nothing when its declared documents
+    already do). None too for a corpus without documents (the streamed fit says so)."""
+    if stream.n_documents is not None and stream.n_documents > max_rows:
+        return None
+    X = _next_rows(stream.minibatches(block), max_rows + 1, max_entries + 1)
+    return X if X is not None and X.shape[0] <= max_rows and X.nnz <= max_entries else None
+
+
 def _next_rows(batches, max_rows, max_entries=None):
     """The CSR rows of the next minibatches of ``batches`` (``BowStream.minibatches``), until
     ``max_rows`` rows or ``max_entries`` stored counts (None: no bound) are read or the pass

@@ -4,7 +4,7 @@ One loop (``Trainer.run``) serves the three ways to train, each with its minibat
 ``fit`` on a count matrix (``matrix_minibatches``: a seeded permutation per pass; the
 allocations of every row kept in the model's ``_z``), ``fit`` on a streamed corpus
 (``stream_minibatches``: a seeded shuffle buffer; rows new to the chain; a corpus small
-enough, ``whole_stream``, is read whole and fitted as a count matrix) and ``partial_fit``
+enough, ``init.whole_stream``, is read whole and fitted as a count matrix) and ``partial_fit``
 (its one minibatch, rows new to the chain). ``fit_matrix``, ``fit_stream`` and ``partial_fit``
 plan the call (a new chain, or with ``warm_start`` a resumed or continued one), then run it.
 
@@ -57,22 +57,6 @@ def stream_minibatches(stream, batch_size, shuffle_buffer, seed):
         rng = np.random.default_rng(substream(seed, Stream.ORDER, epoch))
         for _, X_rows in stream.minibatches(batch_size, shuffle_buffer, rng):
             yield None, sp.csr_matrix(check_counts(X_rows))
-
-
-def whole_stream(stream, max_rows, max_entries, block):
-    """The rows of a streamed corpus (``BowStream``) in its order (CSR), read ``block`` at a
-    time, when it holds at most ``max_rows`` rows and ``max_entries`` stored counts; else None,
-    having read up to the block that passes a bound (nothing when its declared documents
-    already do). None too for a corpus without documents (the streamed fit says so)."""
-    if stream.n_documents is not None and stream.n_documents > max_rows:
-        return None
-    read, rows, entries = [], 0, 0
-    for _, X_rows in stream.minibatches(block):
-        read.append(sp.csr_matrix(check_counts(X_rows)))
-        rows, entries = rows + read[-1].shape[0], entries + read[-1].nnz
-        if rows > max_rows or entries > max_entries:
-            return None
-    return sp.vstack(read, format="csr") if read else None
 
 
 def read_state(model):
@@ -439,8 +423,8 @@ def fit_stream(model, corpus, X_heldout):
                          "a list of documents or a count matrix is read into memory")
     stream = as_corpus(corpus)
     if model.sampler in ("auto", "gibbs"):
-        X = whole_stream(stream, defaults.STREAM_IN_MEMORY_ROWS,
-                         defaults.STREAM_IN_MEMORY_ENTRIES, params.batch_size)
+        X = init.whole_stream(stream, defaults.STREAM_IN_MEMORY_ROWS,
+                              defaults.STREAM_IN_MEMORY_ENTRIES, params.batch_size)
         if X is not None:
             fit_matrix(model, X, X_heldout)
             return

@@ -168,3 +168,11 @@ def test_a_larger_streamed_corpus_runs_scir_untouched_by_the_read(sorted_corpus,
     assert auto.sampler_ == "scir" and auto.labels_.shape == (200,)
     np.testing.assert_array_equal(auto.theta_, scir.theta_)
     np.testing.assert_array_equal(auto.labels_, scir.labels_)
+
+
+def test_a_streamed_corpus_exactly_at_both_bounds_is_read_whole(sorted_corpus, monkeypatch):
+    corpus, X = sorted_corpus[:2]
+    monkeypatch.setattr(defaults, "STREAM_IN_MEMORY_ROWS", N_TRAIN)
+    monkeypatch.setattr(defaults, "STREAM_IN_MEMORY_ENTRIES", X.nnz)
+    model = DPMixture(max_iter=1, random_state=0).fit(corpus)
+    assert model.sampler_ == "gibbs" and model.labels_.shape == (N_TRAIN,)

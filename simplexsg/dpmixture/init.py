@@ -11,11 +11,10 @@ pilot's clusters are found on few rows at little cost. A stochastic-gradient cha
 create clusters that the pilot's subset of the rows did not support, so when the pilot saw a
 subset SCIR starts from its clusters alone, without its empty components, and from copies of
 each when it found fewer than ``initial_components``, at the scale of the whole data
-(``over_provision``). On short rows the
-exact sampler's start adds the clusters of a second pilot on the rows the first explains worst
-(``with_residual_clusters``), and a minibatch sampler's pilot on a subset starts from that
-start on its own rows (``exact_start``). The pilot chains of a fit share one deadline,
-PILOT_TIME_SHARE of ``max_time``.
+(``over_provision``). On short rows the exact sampler's start adds the clusters of a second
+pilot on the rows the first explains worst (``with_residual_clusters``), and a minibatch
+sampler's pilot on a subset starts from that start on its own rows (``exact_start``). The
+pilot chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
 docs/benchmarks/dp.rst has the measurements.
 
 Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).
@@ -160,9 +159,12 @@ def stream_start(stream, state, params, seed):
 def whole_stream(stream, max_rows, max_entries, block):
     """The rows of a streamed corpus (``BowStream``) in its order (CSR), read ``block`` at a
     time, when it holds at most ``max_rows`` rows and ``max_entries`` stored counts; else None,
-    having read up to the block that passes a bound (nothing when its declared documents
-    already do). None too for a corpus without documents (the streamed fit says so)."""
-    if stream.n_documents is not None and stream.n_documents > max_rows:
+    having read up to the block that passes a bound (nothing when its declared documents, or
+    the stored counts a UCI file's header declares, ``nnz``, already do: the pilot reads those
+    rows again). None too for a corpus without documents (the streamed fit says so)."""
+    declared = getattr(stream.corpus, "nnz", None)
+    if (stream.n_documents is not None and stream.n_documents > max_rows) or (
+            declared is not None and declared > max_entries):
         return None
     X = _next_rows(stream.minibatches(block), max_rows + 1, max_entries + 1)
     return X if X is not None and X.shape[0] <= max_rows and X.nnz <= max_entries else None

@@ -1,10 +1,12 @@
 """Bit generators for kernels that draw from many streams without the GIL: the addresses of
 numpy BitGenerators, and cheap per-document streams behind numpy's ``bitgen_t`` interface."""
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int64_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from posix.stdlib cimport posix_memalign
 from numpy.random cimport bitgen_t
+
+from ._xoshiro cimport splitmix_mix, xoshiro_bitgen, xoshiro_next_double, xoshiro_seed
 
 import numpy as np
 
@@ -27,42 +29,9 @@ def bitgen_addresses(bit_generators):
 
 
 # ---------------------------------------------------------------- per-document streams
-# xoshiro256** (Blackman & Vigna 2018), each state seeded by SplitMix64 from a hash of the
-# caller's 256-bit key and the document index, as its authors recommend. A stream costs a few
-# nanoseconds to create, against ~11 us for a numpy PCG64 from a SeedSequence: a minibatch of
-# short documents (tweets, glosses) would otherwise spend most of its time making generators.
-
-cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
-    return (x << k) | (x >> (64 - k))
-
-
-cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
-    """SplitMix64's finaliser: a bijective 64-bit hash."""
-    z = (z ^ (z >> 30)) * <uint64_t> 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * <uint64_t> 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
-cdef uint64_t _xoshiro_next64(void* state) noexcept nogil:
-    cdef uint64_t* s = <uint64_t*> state
-    cdef uint64_t result = _rotl(s[1] * 5, 7) * 9
-    cdef uint64_t t = s[1] << 17
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
-    return result
-
-
-cdef uint32_t _xoshiro_next32(void* state) noexcept nogil:
-    return <uint32_t> (_xoshiro_next64(state) >> 32)
-
-
-cdef double _xoshiro_next_double(void* state) noexcept nogil:
-    return <double> (_xoshiro_next64(state) >> 11) * (1.0 / 9007199254740992.0)
-
+# xoshiro256** streams (``_xoshiro``), each seeded from a hash of the caller's 256-bit key and
+# the document index: a minibatch of short documents (tweets, glosses) would otherwise spend
+# most of its time making numpy generators.
 
 #: uint64 words per stream state: 4 used, padded to a 64-byte cache line.
 cdef enum:
@@ -98,18 +67,13 @@ cdef class DocumentStreams:
             raise MemoryError()
         self.addresses = np.empty(self.n, dtype=np.uintp)
         cdef uintptr_t[::1] out = self.addresses
-        cdef Py_ssize_t i, j
-        cdef uint64_t h, key_hash = _mix(_mix(_mix(_mix(k[0]) ^ k[1]) ^ k[2]) ^ k[3])
+        cdef Py_ssize_t i
+        cdef uint64_t key_hash = splitmix_mix(
+            splitmix_mix(splitmix_mix(splitmix_mix(k[0]) ^ k[1]) ^ k[2]) ^ k[3])
         for i in range(self.n):
-            h = _mix(key_hash ^ <uint64_t> docs[i])
-            for j in range(4):                      # SplitMix64 outputs from seed h
-                h += <uint64_t> 0x9E3779B97F4A7C15ULL
-                self.states[STATE_WORDS * i + j] = _mix(h)
-            self.bitgens[i].state = &self.states[STATE_WORDS * i]
-            self.bitgens[i].next_uint64 = &_xoshiro_next64
-            self.bitgens[i].next_uint32 = &_xoshiro_next32
-            self.bitgens[i].next_double = &_xoshiro_next_double
-            self.bitgens[i].next_raw = &_xoshiro_next64
+            xoshiro_seed(&self.states[STATE_WORDS * i],
+                         splitmix_mix(key_hash ^ <uint64_t> docs[i]))
+            xoshiro_bitgen(&self.bitgens[i], &self.states[STATE_WORDS * i])
             out[i] = <uintptr_t> &self.bitgens[i]
 
     def __dealloc__(self):
@@ -127,5 +91,5 @@ cdef class DocumentStreams:
         cdef double[::1] view = out
         cdef Py_ssize_t j
         for j in range(size):
-            view[j] = _xoshiro_next_double(&self.states[STATE_WORDS * i])
+            view[j] = xoshiro_next_double(&self.states[STATE_WORDS * i])
         return out

@@ -17,6 +17,8 @@ from cython.parallel cimport parallel, prange, threadid
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_uniform
 
+from ._xoshiro cimport xoshiro_bitgen, xoshiro_seed
+
 cdef extern from *:
     """
     #define SIMPLEXSG_PREFETCH(p) __builtin_prefetch((const void*) (p))
@@ -202,13 +204,28 @@ cdef inline double _side(double log_q, double difference, double uniform, bint d
     return log_q - log1p(odds) - (max(difference, 0.0) if side[0] else max(-difference, 0.0))
 
 
+cdef inline void _draw_position(int64_t[::1] rows, signed char[::1] side, bint along,
+                                Py_ssize_t t, bitgen_t* stream) noexcept nogil:
+    """Fisher-Yates step t: swap ``rows[t]`` with a uniformly drawn one of ``rows[t:]`` (and
+    ``side``'s entries with them when ``along``)."""
+    cdef Py_ssize_t j = t + <Py_ssize_t> random_bounded_uint64(stream, 0, rows.shape[0] - 1 - t,
+                                                               0, False)
+    cdef int64_t row = rows[t]
+    cdef signed char value
+    rows[t], rows[j] = rows[j], row
+    if along:
+        value = side[t]
+        side[t], side[j] = side[j], value
+
+
 def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] data, Py_ssize_t n_features, Py_ssize_t anchor0,
-                          Py_ssize_t anchor1, const int64_t[::1] rows, const double[::1] uniform,
+                          Py_ssize_t anchor1, int64_t[::1] rows, const double[::1] uniform,
                           signed char[::1] side, bint forced, double base,
                           double[::1] marginals, double stop_below=-INFINITY, tables=None,
                           double check_counts=0.0, double[::1] check=None,
-                          double check_below=-INFINITY, double check_rest=0.0):
+                          double check_below=-INFINITY, double check_rest=0.0,
+                          order_seed=None):
     """Sequentially allocated split of a block (Dahl 2003): returns log q, the log probability
     of the sides.
 
@@ -241,13 +258,30 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     pass ends there if ``check[0]`` is below ``check_below``, and a forced pass's
     ``stop_below`` applies from there on, raised by ``check[0]``, not before. ``check[0]`` is
     0 if the rows never hold ``check_counts`` counts, and ``stop_below`` then applies
-    throughout. ValueError if ``uniform`` or ``side`` do not match ``rows``, ``tables`` are
-    those of another ``n_features * base``, or ``check_counts`` > 0 has no ``check``.
+    throughout.
+
+    ``order_seed`` (a uint64, or None): the rows are visited in a uniformly random order
+    instead of theirs, drawn as the pass goes (a Fisher-Yates shuffle of ``rows`` in place, a
+    position at a time, ``side`` swapped along when ``forced``), and the sides drawn with
+    uniforms, both from a xoshiro256** stream seeded by it; ``uniform`` is not read (None
+    allowed). A pass that ends early then costs the rows it visited, not a permutation of the
+    block and a uniform a row. On return ``rows`` (and a forced ``side``) hold the order of the
+    rows visited first, the rest shuffled in part.
+
+    ValueError if ``uniform`` (without ``order_seed``) or ``side`` do not match ``rows``,
+    ``tables`` are those of another ``n_features * base``, or ``check_counts`` > 0 has no
+    ``check``.
     """
-    cdef Py_ssize_t r, s, n = rows.shape[0]
-    if uniform.shape[0] != n or side.shape[0] != n:
+    cdef Py_ssize_t r, s, n = rows.shape[0], decided = 0
+    cdef bint shuffling = order_seed is not None
+    if side.shape[0] != n or not shuffling and (uniform is None or uniform.shape[0] != n):
         raise ValueError(f"sequential_allocation: uniform and side must have the {n} entries "
                          "of rows")
+    cdef uint64_t stream_state[4]
+    cdef bitgen_t stream
+    if shuffling:
+        xoshiro_seed(stream_state, <uint64_t> order_seed)
+        xoshiro_bitgen(&stream, stream_state)
     cdef bint checking = check_counts > 0.0, checked = False
     if checking and (check is None or check.shape[0] < 1):
         raise ValueError("sequential_allocation: check_counts > 0 needs check (1,)")
@@ -291,6 +325,9 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                 log_norm[0], _log_norm(norm_table, totals[0] + totals[1], dim_base))
         _add_row(indptr, indices, data, anchor1, counts + n_features)
         for r in range(n):
+            while shuffling and decided < n and decided <= r + INDPTR_AHEAD:
+                _draw_position(rows, side, forced, decided, &stream)    # ahead: prefetched
+                decided += 1
             _prefetch_ahead(indptr, indices, data, rows, r)
             row_total = _row_total(indptr, data, rows[r])
             for s in range(2):
@@ -306,7 +343,10 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
                     _log_norm(norm_table, totals[0] + totals[1], dim_base),
                     _log_norm(norm_table, totals[0] + totals[1] + row_total, dim_base))
             difference = log_sizes[0] + predictive[0] - log_sizes[1] - predictive[1]
-            log_q = _side(log_q, difference, uniform[r], not forced, &side[r])
+            log_q = _side(log_q, difference,
+                          0.0 if forced else (random_standard_uniform(&stream) if shuffling
+                                              else uniform[r]),
+                          not forced, &side[r])
             s = side[r]
             marginals[s] += predictive[s]
             sizes[s] += 1.0

@@ -332,20 +332,21 @@ class SplitMerge:
         elif outcome == "row":
             i, k, log_u = self._pair_by_row(blocks, rng)
         c, e = int(z[i]), int(z[k])
+        order_seed = int(rng.bit_generator.random_raw())  # the pass's order and uniforms
         if outcome == "merge":
             members = np.concatenate([blocks.rows[c], blocks.rows[e]])
-            others = rng.permutation(members[(members != i) & (members != k)])
-            side = (z[others] == e).astype(np.int8)
-            uniforms = rng.random(others.size) if scanned else np.zeros(others.size)
-            proposal = _Merge(i, k, e, c, others, side, uniforms, log_u, log_ratio)
+            keep = (members != i) & (members != k)
+            side = np.zeros(members.size, dtype=np.int8)
+            side[blocks.rows[c].size:] = 1
+            proposal = _Merge(i, k, e, c, members[keep], side[keep], order_seed, log_u,
+                              log_ratio, blocks.rows[e])
             total = self.screen.total(c) + self.screen.total(e)
         else:
             members = blocks.rows[c]
-            others = rng.permutation(members[(members != i) & (members != k)])
             choices = blocks.labels_to_choose
             e = int(choices[rng.integers(choices.size)])
-            proposal = _Split(i, k, c, e, others, rng.random(others.size), log_u, choices.size,
-                              members.size)
+            proposal = _Split(i, k, c, e, members[(members != i) & (members != k)], order_seed,
+                              log_u, choices.size, members.size)
             total = self.screen.total(c)
         if delayed_acceptance(total, members.size, scanned, self.delayed_total,
                               DELAYED_ROW_COUNTS):
@@ -354,7 +355,7 @@ class SplitMerge:
             proposal.check_counts, proposal.log_u1 = self.check_counts, log_u1
             proposal.check_rest = DELAYED_EXTENSION * max(total - self.check_counts, 0.0)
         if scanned:
-            proposal.scan_uniforms = rng.random((self.scans, others.size))
+            proposal.scan_uniforms = rng.random((self.scans, proposal.others.size))
         proposal.work = members.size * (1 + self.scans * scanned)
         tally.done, tally.rows = tally.done + 1, tally.rows + proposal.work
         tally.passed += proposal.work
@@ -397,19 +398,20 @@ class SplitMerge:
         k = rng.integers(members.size - 1)
         return int(members[i]), int(members[k + (k >= i)]), math.log(rng.random())
 
-    def sequential_pass(self, i, k, others, side, forced, uniforms, stop_below=-np.inf,
+    def sequential_pass(self, i, k, others, side, forced, order_seed, stop_below=-np.inf,
                         check_counts=0, check_below=-np.inf, check_rest=0.0):
         """(log q of the sequential allocation of ``others`` between i (side 0) and k (side
-        1) at ``uniforms``, the log marginals of the two sides' blocks (2,), the first stage's
-        log ratio r1 on the prefix of ``check_counts`` counts (0: none)); ``forced`` with
-        ``stop_below``: a value below it as soon as log q falls below it (from the prefix on,
-        raised by r1), and the pass ends at the prefix if r1 is below ``check_below``
-        (``sequential_allocation``)."""
+        1), visited in the random order that ``order_seed`` draws, with the uniforms of their
+        sides (``others``, and a ``forced`` ``side``, shuffled in place as the pass goes), the
+        log marginals of the two sides' blocks (2,), the first stage's log ratio r1 on the
+        prefix of ``check_counts`` counts (0: none)); ``forced`` with ``stop_below``: a value
+        below it as soon as log q falls below it (from the prefix on, raised by r1), and the
+        pass ends at the prefix if r1 is below ``check_below`` (``sequential_allocation``)."""
         marginals, check = np.empty(2), np.zeros(1)
         log_q = sequential_allocation(self.indptr, self.indices, self.data, self.n_features, i,
-                                      k, others, uniforms, side, forced, self.base, marginals,
+                                      k, others, None, side, forced, self.base, marginals,
                                       stop_below, self.tables, check_counts, check,
-                                      check_below, check_rest)
+                                      check_below, check_rest, order_seed)
         return log_q, marginals, check[0]
 
     def scan_pass(self, i, k, others, launch, target, uniforms, stop_below=-np.inf):
@@ -453,17 +455,18 @@ class _Proposal:
     over the rows (the kernels, on any thread; ``future``, where it runs on a pool's), and
     ``judge`` decides it (``accepted``) on the state it was drawn in. Its pair of rows i and
     k, the component ``source`` whose rows move to label ``target``, the ``others`` of the
-    block in their random order with their ``uniforms``, and ``log_u`` are common to both
-    kinds; ``work``: the rows it passes over; with a pool, ``generator_state`` and ``tally``:
-    where the generator and the tally were after its draws. With a delayed acceptance,
+    block, ``order_seed`` (which draws the order in which the pass visits them, shuffling
+    ``others`` in place, and their sides' uniforms) and ``log_u`` are common to both kinds;
+    ``work``: the rows it passes over; with a pool, ``generator_state`` and ``tally``: where
+    the generator and the tally were after its draws. With a delayed acceptance,
     ``check_counts`` (the prefix's counts; 0: none) and ``log_u1``, the first stage's uniform;
     its pass sets ``log_r1``, the first stage's log ratio (0 without one: passed)."""
     scan_uniforms, work, future, accepted = None, 0, None, None
     check_counts, check_rest, log_u1, log_r1 = 0, 0.0, -math.inf, 0.0
 
-    def __init__(self, i, k, source, target, others, uniforms, log_u):
+    def __init__(self, i, k, source, target, others, order_seed, log_u):
         self.i, self.k, self.source, self.target = i, k, source, target
-        self.others, self.uniforms, self.log_u = others, uniforms, log_u
+        self.others, self.order_seed, self.log_u = others, order_seed, log_u
 
     def ready(self):
         """Whether its pass is done."""
@@ -475,14 +478,14 @@ class _Split(_Proposal):
     ``target``."""
     kind = "split"
 
-    def __init__(self, i, k, source, target, others, uniforms, log_u, n_choices, size):
-        super().__init__(i, k, source, target, others, uniforms, log_u)
+    def __init__(self, i, k, source, target, others, order_seed, log_u, n_choices, size):
+        super().__init__(i, k, source, target, others, order_seed, log_u)
         self.n_choices, self.size = n_choices, size
 
     def pass_over(self, move):
         self.side = np.empty(self.others.size, dtype=np.int8)
         self.log_q, self.marginals, self.log_r1 = move.sequential_pass(
-            self.i, self.k, self.others, self.side, False, self.uniforms,
+            self.i, self.k, self.others, self.side, False, self.order_seed,
             check_counts=self.check_counts, check_below=self.log_u1, check_rest=self.check_rest)
         if self.scan_uniforms is not None:
             self.log_q, self.marginals = move.scan_pass(self.i, self.k, self.others, self.side,
@@ -492,8 +495,7 @@ class _Split(_Proposal):
         if not self.log_u1 < self.log_r1:       # the first stage: its pass ended at the prefix
             self.accepted = False
             return
-        self.moved = np.concatenate([[self.k], self.others[self.side == 1]])
-        n_moved = self.moved.size
+        n_moved = 1 + int(np.count_nonzero(self.side))
         log_ratio = (self.marginals.sum() - move.screen.log_marginal(self.source)
                      + log_labelled_prior_change(blocks.occupancy, blocks.rows_from, alpha,
                                                  self.source, self.target, n_moved)
@@ -504,17 +506,20 @@ class _Split(_Proposal):
                                             self.size - n_moved, n_moved, SPLIT_SHARE,
                                             ROW_SPLIT_SHARE))
         self.accepted = self.log_u < log_ratio - self.log_r1
+        if self.accepted:
+            self.moved = np.concatenate([[self.k], self.others[self.side == 1]])
 
 
 class _Merge(_Proposal):
     """A merge of component ``source`` (row k's) into ``target`` (row i's); ``log_ratio``, its
     acceptance's log without q (the screen's), ``side`` the sides its reverse split must
-    recreate."""
+    recreate (1: the rows of ``source``, ``source_rows``), in the order of ``others``."""
     kind = "merge"
 
-    def __init__(self, i, k, source, target, others, side, uniforms, log_u, log_ratio):
-        super().__init__(i, k, source, target, others, uniforms, log_u)
-        self.side, self.log_ratio = side, log_ratio
+    def __init__(self, i, k, source, target, others, side, order_seed, log_u, log_ratio,
+                 source_rows):
+        super().__init__(i, k, source, target, others, order_seed, log_u)
+        self.side, self.log_ratio, self.source_rows = side, log_ratio, source_rows
 
     def pass_over(self, move):
         # log q only falls: the pass stops once the merge is rejected whatever its rest (with
@@ -522,12 +527,13 @@ class _Merge(_Proposal):
         stop_below = self.log_u - self.log_ratio - _DECISION_MARGIN
         if self.scan_uniforms is not None:
             launch = np.empty(self.others.size, dtype=np.int8)
-            move.sequential_pass(self.i, self.k, self.others, launch, False, self.uniforms)
+            move.sequential_pass(self.i, self.k, self.others, launch, False, self.order_seed)
+            self.side = np.isin(self.others, self.source_rows).astype(np.int8)  # in its order
             self.log_q = move.scan_pass(self.i, self.k, self.others, launch, self.side,
                                         self.scan_uniforms, stop_below)[0]
         else:
             self.log_q, _, self.log_r1 = move.sequential_pass(
-                self.i, self.k, self.others, self.side, True, self.uniforms, stop_below,
+                self.i, self.k, self.others, self.side, True, self.order_seed, stop_below,
                 self.check_counts, self.log_u1, self.check_rest)
 
     def judge(self, move, blocks, alpha):

@@ -305,16 +305,73 @@ def test_split_merge_passes_read_the_tables_of_its_rows():
     """``SplitMerge``'s pass, which reads its own tables, equals the kernel's without tables,
     to the bit; the kernels refuse tables of another ``n_features * base``."""
     X, others = X_TABLES, np.arange(2, 300, dtype=np.int64)
-    uniform, expected = np.random.default_rng(24).random(298), np.empty(2)
+    uniform, expected = np.random.default_rng(24).random(298), np.empty(2)   # the refusal's
     side, drawn = np.empty(298, dtype=np.int8), np.empty(298, dtype=np.int8)
+    shuffled = others.copy()
     log_q = sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
-                                  12, 0, 1, others, uniform, side, False, BETA6, expected)
-    got_q, got, _ = SplitMerge(X, BETA6).sequential_pass(0, 1, others, drawn, False, uniform)
+                                  12, 0, 1, shuffled, None, side, False, BETA6, expected,
+                                  order_seed=7)
+    got_others = others.copy()
+    got_q, got, _ = SplitMerge(X, BETA6).sequential_pass(0, 1, got_others, drawn, False, 7)
     assert got_q == log_q and np.array_equal(got, expected) and np.array_equal(drawn, side)
+    assert np.array_equal(got_others, shuffled)
     with pytest.raises(ValueError, match="not those of n_features"):
         sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                               12, 0, 1, others, uniform, side, False, BETA6, expected,
                               tables=pass_tables(12 * BETA6 + 1.0, 10, 10))
+
+
+def test_a_shuffled_pass_is_the_pass_over_the_order_it_draws():
+    """With ``order_seed`` the pass visits the rows in an order it draws and leaves in
+    ``rows``: its log q and marginals are, to the bit, those of the pass over that order with
+    the sides it drew, forced; a forced pass carries each row's side along with it."""
+    X, others = X_TABLES, np.arange(2, 300, dtype=np.int64)
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1)
+    order, side, drawn = others.copy(), np.empty(298, dtype=np.int8), np.empty(2)
+    log_q = sequential_allocation(*args, order, None, side, False, BETA6, drawn, order_seed=5)
+    assert sorted(order) == list(others) and not np.array_equal(order, others)
+    assert 0 < side.sum() < 298
+    replayed = np.empty(2)
+    assert sequential_allocation(*args, order.copy(), np.zeros(298), side.copy(), True, BETA6,
+                                 replayed) == log_q
+    np.testing.assert_array_equal(replayed, drawn)
+    # forced, from the rows in their own order with their sides: each keeps its side
+    again_order, again_side, again = others.copy(), side[np.argsort(order)], np.empty(2)
+    again_q = sequential_allocation(*args, again_order, None, again_side, True, BETA6, again,
+                                    order_seed=6)
+    assert not np.array_equal(again_order, order)
+    assert dict(zip(again_order.tolist(), again_side.tolist())) == dict(
+        zip(order.tolist(), side.tolist()))
+    forced = np.empty(2)
+    assert sequential_allocation(*args, again_order, np.zeros(298), again_side, True, BETA6,
+                                 forced) == again_q
+    np.testing.assert_array_equal(forced, again)
+
+
+def test_a_shuffled_pass_draws_every_order_equally_often():
+    """The orders ``order_seed`` draws over 4 rows: each of the 24 as often (chi-square, 24,000
+    seeds), whether the pass draws the sides or is forced; a pass that stops early visits the
+    first rows of the order the whole pass would."""
+    X = X_TABLES
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1)
+    orders = {p: n for n, p in enumerate(itertools.permutations(range(2, 6)))}
+    for forced in (False, True):
+        counts = np.zeros(24)
+        for seed in range(24_000):
+            rows = np.arange(2, 6, dtype=np.int64)
+            sequential_allocation(*args, rows, None, np.zeros(4, dtype=np.int8), forced, BETA6,
+                                  np.empty(2), order_seed=seed)
+            counts[orders[tuple(rows.tolist())]] += 1
+        statistic = np.sum((counts - 1000.0) ** 2 / 1000.0)
+        assert chi2.sf(statistic, 23) > LEVEL, counts
+    whole, stopped = np.arange(2, 300, dtype=np.int64), np.arange(2, 300, dtype=np.int64)
+    sides = np.zeros(298, dtype=np.int8)
+    sequential_allocation(*args, whole, None, sides.copy(), True, BETA6, np.empty(2),
+                          order_seed=9)
+    sequential_allocation(*args, stopped, None, sides.copy(), True, BETA6, np.empty(2), -5.0,
+                          order_seed=9)
+    visited = np.flatnonzero(stopped != whole)
+    assert visited.size and visited[0] > 5        # stopped after some rows, in the same order
 
 
 @pytest.mark.parametrize("occupancy", [[3], [0, 1], [2, 0, 1, 0, 5, 0, 0], [1, 1, 0, 4, 1, 0]])
@@ -793,9 +850,9 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, dela
     X = np.random.default_rng(2).poisson(0.5, size=(200, 8))
     move = SplitMerge(X, BETA6, scans)
     z_one, z_two = np.zeros(200, dtype=np.int64), np.zeros(200, dtype=np.int64)
-    accepted = move.run(z_one, 1.0, np.random.default_rng(3), 4000, n_jobs=1)
+    accepted = move.run(z_one, 1.0, np.random.default_rng(11), 4000, n_jobs=1)
     passed = move.rows_passed
-    assert move.run(z_two, 1.0, np.random.default_rng(3), 4000, n_jobs=n_jobs) == accepted > 40
+    assert move.run(z_two, 1.0, np.random.default_rng(11), 4000, n_jobs=n_jobs) == accepted > 40
     np.testing.assert_array_equal(z_one, z_two)
     assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
     assert len(dropped) > 5 and sum(dropped) > 5, dropped

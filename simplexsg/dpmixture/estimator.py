@@ -282,14 +282,15 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
 
         A streamed corpus (a re-iterable of bag-of-words documents declaring ``n_features``, e.g.
         ``simplexsg.datasets.UCIBowCorpus``) of more than ``STREAM_IN_MEMORY_ROWS`` (200,000)
-        rows or ``STREAM_IN_MEMORY_ENTRIES`` (5,000,000) stored counts is read in minibatches
+        rows or ``STREAM_IN_MEMORY_ENTRIES`` (10,000,000) stored counts is read in minibatches
         of ``batch_size`` drawn through a seeded shuffle buffer (``shuffle_buffer``), never held
         in full: "auto" is SCIR there, the pilot runs on the first minibatches of a shuffled
         pass, each minibatch's rows are new to the chain (as in ``partial_fit``), ``labels_``
         are the last minibatch's, and it cannot be resumed (``warm_start``); "gibbs" raises. A
-        smaller one, which SCIR's pilot would hold whole anyway, is read into memory in its
+        smaller one, in memory about what SCIR's pilot would hold, is read whole in its
         order and, with ``sampler`` "auto" or "gibbs", fitted as that count matrix would be
-        (the exact sampler, ``labels_`` of every row); "scir" and "sgrld" stream it too.
+        (the exact sampler, ``labels_`` of every row): faster and better than SCIR there;
+        "scir" and "sgrld" stream it too.
 
         Parameters
         ----------

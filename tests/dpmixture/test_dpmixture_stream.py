@@ -171,6 +171,8 @@ def test_a_larger_streamed_corpus_runs_scir_untouched_by_the_read(sorted_corpus,
 
 
 def test_a_streamed_corpus_exactly_at_both_bounds_is_read_whole(sorted_corpus, monkeypatch):
+    """The bounds are inclusive: a corpus of exactly STREAM_IN_MEMORY_ROWS rows and
+    STREAM_IN_MEMORY_ENTRIES stored counts is fitted in memory by the exact sampler."""
     corpus, X = sorted_corpus[:2]
     monkeypatch.setattr(defaults, "STREAM_IN_MEMORY_ROWS", N_TRAIN)
     monkeypatch.setattr(defaults, "STREAM_IN_MEMORY_ENTRIES", X.nnz)

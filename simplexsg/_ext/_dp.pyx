@@ -8,6 +8,13 @@ candidates' shares are products of a few probabilities: there an exp of each can
 would be most of the draw's cost. The draw is an inverse CDF at a uniform the caller supplies,
 so the kernel holds no random state and its result does not depend on the threads.
 
+On rows of many counts most candidates are so far below the best that their share is 0
+(``UNDERFLOW``), and the sums of logs that find them are most of the draw's cost. Those sums
+are first taken in float32, twice the lanes of a vector instruction (AVX2's where the CPU has
+it) and half the memory, with a bound on their rounding error; only the candidates the bound
+cannot rule out get their exact float64 sums, the same additions in the same order as every
+candidate's would be: the same shares to the bit, and the same draws.
+
 With ``weighted`` the draw is ``∝ w_j prod_c phi_jc^x_ic`` instead: the exact conditional of z
 given the weights when the slice is -inf and every component of noticeable weight is present
 (used for rows that have no allocation to slice from yet).
@@ -20,7 +27,7 @@ sums; ``summed_by_component`` sums rows by their components. The split-merge ker
 import numpy as np
 
 from cython.parallel cimport parallel, prange, threadid
-from libc.math cimport INFINITY, exp, log
+from libc.math cimport INFINITY, exp, fabs, log
 from libc.stdint cimport int64_t, uint64_t
 
 cdef extern from *:
@@ -50,6 +57,37 @@ cdef extern from *:
     void SIMPLEXSG_RESTORE_SUBNORMALS(unsigned int previous) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* The screen's float sums (``_float_sums``): on x86-64 with GCC, compiled twice, for
+       AVX2 (eight floats a vector) and for the baseline (four), the one the CPU runs chosen
+       when the module loads */
+    #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    #define SIMPLEXSG_WIDE_VECTORS __attribute__((target_clones("avx2", "default")))
+    #else
+    #define SIMPLEXSG_WIDE_VECTORS
+    #endif
+    SIMPLEXSG_WIDE_VECTORS
+    static void simplexsg_add_eight(float *restrict sums, const float *restrict const *c,
+                                    const float *restrict x, Py_ssize_t n) {
+        const float *c0 = c[0], *c1 = c[1], *c2 = c[2], *c3 = c[3];
+        const float *c4 = c[4], *c5 = c[5], *c6 = c[6], *c7 = c[7];
+        for (Py_ssize_t m = 0; m < n; m++)
+            sums[m] = sums[m] + x[0] * c0[m] + x[1] * c1[m] + x[2] * c2[m] + x[3] * c3[m]
+                      + x[4] * c4[m] + x[5] * c5[m] + x[6] * c6[m] + x[7] * c7[m];
+    }
+    SIMPLEXSG_WIDE_VECTORS
+    static void simplexsg_add_one(float *restrict sums, const float *restrict c, float x,
+                                  Py_ssize_t n) {
+        for (Py_ssize_t m = 0; m < n; m++)
+            sums[m] = sums[m] + x * c[m];
+    }
+    """
+    void simplexsg_add_eight(float* sums, const float** c, const float* x,
+                             Py_ssize_t n) noexcept nogil
+    void simplexsg_add_one(float* sums, const float* c, float x, Py_ssize_t n) noexcept nogil
+
+
 cdef enum:
     # a candidate this far below the best (nats) is given 0 without calling exp: its share is
     # under e^-64 (1.6e-28) of the best's, so that even 10^9 of them add less than the
@@ -60,9 +98,20 @@ cdef enum:
     # a row's counts added to its candidates' sums in one pass over them: each sum is loaded
     # and stored once for four counts instead of once a count (the same additions, in order)
     COUNTS_AT_ONCE = 4
+    # the same for the float sums of the screen (``_float_sums``), whose order is free: each
+    # sum is loaded and stored once for eight counts
+    FLOAT_COUNTS_AT_ONCE = 8
     # rows of at most this many counts are drawn from products of probabilities, not from
     # exps of sums of logs (``_candidate_products``)
     PRODUCT_COUNTS = 16
+    # rows of more stored counts than this are not screened in float32 (``_screened_shares``):
+    # the bound on the float sums' error, 2 (n + 3) 2^-24 of their size, stays below 1/8
+    SCREEN_MAX_ENTRIES = 1 << 20
+    # the screen's exact sums read a cache line a count for each candidate it keeps, several
+    # times a vectorised sum's cost: where it keeps more than 1 / KEPT_AT_MOST of them (rows
+    # of a few words, whose candidates are mostly within UNDERFLOW of the best), every
+    # candidate's vectorised exact sum is cheaper
+    KEPT_AT_MOST = 8
 
 cdef extern from *:
     """
@@ -70,9 +119,12 @@ cdef extern from *:
        within UNDERFLOW of it is then a normal double (1e-270 * e^-64 > 2.2e-308) */
     #define SIMPLEXSG_UNDERFLOW_SHARE 1.603810890548637853e-28
     #define SIMPLEXSG_SMALLEST_PRODUCT 1e-270
+    /* 2^-24, the unit roundoff of float32 */
+    #define SIMPLEXSG_FLOAT_ROUNDOFF 5.9604644775390625e-08
     """
     double SIMPLEXSG_UNDERFLOW_SHARE
     double SIMPLEXSG_SMALLEST_PRODUCT
+    double SIMPLEXSG_FLOAT_ROUNDOFF
 
 
 cdef inline Py_ssize_t _candidates(const double[::1] sorted_log_weight, Py_ssize_t K,
@@ -80,10 +132,14 @@ cdef inline Py_ssize_t _candidates(const double[::1] sorted_log_weight, Py_ssize
     """The number of candidates of a row of slice ``log_slice``: the prefix of the K
     components whose log weight (``sorted_log_weight``, decreasing but for a slice of -inf,
     which takes them all) is at least the slice."""
-    cdef Py_ssize_t candidates = 0
-    while candidates < K and sorted_log_weight[candidates] >= log_slice:
-        candidates += 1
-    return candidates
+    cdef Py_ssize_t low = 0, high = K, middle       # a binary search: K may be thousands
+    while low < high:
+        middle = (low + high) // 2
+        if sorted_log_weight[middle] >= log_slice:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 cdef inline void _candidate_sums(const int64_t[::1] indptr, const int64_t[::1] indices,
@@ -116,6 +172,110 @@ cdef inline void _candidate_sums(const int64_t[::1] indptr, const int64_t[::1] i
         c0 = &table[indices[p], 0]
         for m in range(candidates):
             loglik[m] = loglik[m] + x0 * c0[m]
+
+
+cdef inline void _kept_sums(const int64_t[::1] indptr, const int64_t[::1] indices,
+                            const double[::1] data, Py_ssize_t i,
+                            const double[:, ::1] log_phi, const int64_t[::1] order,
+                            const int64_t* kept, Py_ssize_t n_kept,
+                            const double[::1] sorted_log_weight, bint weighted,
+                            double* loglik) noexcept nogil:
+    """``_candidate_sums`` of the ``n_kept`` candidates ``kept`` only, each in
+    ``loglik[kept[k]]``: the same additions in the same order, so the same sums to the bit.
+    Each reads its own row of ``log_phi`` (K, d; ``order[m]``: the label at position m), in
+    the row's increasing categories, where the table's columns would cost a cache line a
+    count."""
+    cdef Py_ssize_t k, m, p, start = indptr[i], end = indptr[i + 1]
+    cdef const double *row
+    cdef double total
+    for k in range(n_kept):
+        m = kept[k]
+        row = &log_phi[order[m], 0]
+        total = sorted_log_weight[m] if weighted else 0.0
+        p = start
+        while p + COUNTS_AT_ONCE <= end:
+            total = ((((total + data[p] * row[indices[p]])
+                       + data[p + 1] * row[indices[p + 1]])
+                      + data[p + 2] * row[indices[p + 2]])
+                     + data[p + 3] * row[indices[p + 3]])
+            p += COUNTS_AT_ONCE
+        for p in range(p, end):
+            total = total + data[p] * row[indices[p]]
+        loglik[m] = total
+
+
+cdef inline void _float_sums(const int64_t[::1] indptr, const int64_t[::1] indices,
+                             const double[::1] data, Py_ssize_t i, const float[:, ::1] table32,
+                             Py_ssize_t candidates, const double[::1] sorted_log_weight,
+                             bint weighted, float* approx) noexcept nogil:
+    """``_candidate_sums`` in float32, from ``table32`` (the table rounded to float), into
+    ``approx``: each sum within 2 (n + 3) 2^-24 of its size of the exact one, n the row's
+    stored counts (every term has the sign of the sum, so their sizes add up to its size)."""
+    cdef Py_ssize_t m, p, q, end
+    cdef const float* columns[FLOAT_COUNTS_AT_ONCE]
+    cdef float counts[FLOAT_COUNTS_AT_ONCE]
+    for m in range(candidates):
+        approx[m] = <float> sorted_log_weight[m] if weighted else 0.0
+    p, end = indptr[i], indptr[i + 1]
+    while p + FLOAT_COUNTS_AT_ONCE <= end:
+        for q in range(FLOAT_COUNTS_AT_ONCE):
+            counts[q] = <float> data[p + q]
+            columns[q] = &table32[indices[p + q], 0]
+        simplexsg_add_eight(approx, columns, counts, candidates)
+        p += FLOAT_COUNTS_AT_ONCE
+    for p in range(p, end):
+        simplexsg_add_one(approx, &table32[indices[p], 0], <float> data[p], candidates)
+
+
+cdef inline Py_ssize_t _screened_shares(const int64_t[::1] indptr, const int64_t[::1] indices,
+                                        const double[::1] data, Py_ssize_t i,
+                                        const double[:, ::1] log_phi,
+                                        const int64_t[::1] order,
+                                        const float[:, ::1] table32, Py_ssize_t candidates,
+                                        const double[::1] sorted_log_weight, bint weighted,
+                                        double* shares, float* approx,
+                                        int64_t* kept) noexcept nogil:
+    """The shares of ``_candidate_shares`` from sums of logs, screened: the float sums
+    (``_float_sums``) and their error bound e_m give a lower bound on the best exact sum,
+    max_m (a_m - e_m); a candidate whose a_m + e_m is more than UNDERFLOW below it is more
+    than UNDERFLOW below the best, and its share is 0 without its exact sum. The others (the
+    best among them) get their exact sums (``_kept_sums``), and from them the exact shares.
+    Returns ``candidates``, 0 if the best exact sum is -inf, or -1 where the screen cannot
+    decide (every float sum non-finite, a row of more than SCREEN_MAX_ENTRIES counts) or
+    keeps more than 1 / KEPT_AT_MOST of the candidates (short rows): the caller then takes
+    every candidate's exact sum. ``approx``: scratch space of K floats;
+    ``kept``: of K indices."""
+    cdef Py_ssize_t k, m, n_kept = 0, n = indptr[i + 1] - indptr[i]
+    cdef double a, tolerance, best_below = -INFINITY, top = -INFINITY
+    if n > SCREEN_MAX_ENTRIES:
+        return -1
+    tolerance = 2.0 * (n + 3) * SIMPLEXSG_FLOAT_ROUNDOFF
+    _float_sums(indptr, indices, data, i, table32, candidates, sorted_log_weight, weighted,
+                approx)
+    for m in range(candidates):
+        a = approx[m]
+        if a > -INFINITY:
+            best_below = max(best_below, a - tolerance * fabs(a))
+    if best_below == -INFINITY:
+        return -1
+    for m in range(candidates):
+        a = approx[m]
+        shares[m] = 0.0
+        if a > -INFINITY and a + tolerance * fabs(a) - best_below >= UNDERFLOW:
+            kept[n_kept] = m
+            n_kept += 1
+    if n_kept * KEPT_AT_MOST > candidates:
+        return -1
+    _kept_sums(indptr, indices, data, i, log_phi, order, kept, n_kept, sorted_log_weight,
+               weighted, shares)
+    for k in range(n_kept):
+        top = max(top, shares[kept[k]])
+    if top == -INFINITY:
+        return 0
+    for k in range(n_kept):
+        m = kept[k]
+        shares[m] = exp(shares[m] - top) if shares[m] - top > UNDERFLOW else 0.0
+    return candidates
 
 
 cdef inline bint _candidate_products(const int64_t[::1] indptr, const int64_t[::1] indices,
@@ -154,18 +314,23 @@ cdef inline bint _candidate_products(const int64_t[::1] indptr, const int64_t[::
 
 cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_t[::1] indices,
                                          const double[::1] data, Py_ssize_t i,
-                                         const double[:, ::1] table, const double[:, ::1] phi,
+                                         const double[:, ::1] table, const float[:, ::1] table32,
+                                         bint screen, const double[:, ::1] log_phi,
+                                         const int64_t[::1] order, const double[:, ::1] phi,
                                          const double[::1] sorted_log_weight,
                                          const double[::1] sorted_weight, double log_slice,
-                                         bint weighted, double* shares) noexcept nogil:
+                                         bint weighted, double* shares, float* approx,
+                                         int64_t* kept) noexcept nogil:
     """The candidates of row i (``_candidates``): their number (0 if none has a finite sum),
     and in ``shares`` each one's likelihood (times its weight if ``weighted``) over the
     best's, 0 for those UNDERFLOW or more below it. From products (``_candidate_products``) on
     a row of at most PRODUCT_COUNTS counts, where most candidates are within UNDERFLOW of the
     best and their exps would be most of the draw's cost; otherwise, or if the products are
-    too small, from the exps of sums of logs (``_candidate_sums``), which only the candidates
-    within 64 nats of the best cost."""
+    too small, from the exps of sums of logs, which only the candidates within 64 nats of the
+    best cost: screened in float32 (``_screened_shares``, with ``screen``: no log
+    probability or weight is positive), else every candidate's (``_candidate_sums``)."""
     cdef Py_ssize_t m, p, candidates = _candidates(sorted_log_weight, table.shape[1], log_slice)
+    cdef Py_ssize_t screened
     cdef double top = -INFINITY, counts = 0.0
     for p in range(indptr[i], indptr[i + 1]):
         counts = counts + data[p]
@@ -173,6 +338,12 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
                                                         candidates, sorted_weight, weighted,
                                                         shares):
         return candidates
+    if screen:
+        screened = _screened_shares(indptr, indices, data, i, log_phi, order, table32,
+                                    candidates, sorted_log_weight, weighted, shares, approx,
+                                    kept)
+        if screened >= 0:
+            return screened
     _candidate_sums(indptr, indices, data, i, table, candidates, sorted_log_weight, weighted,
                     shares)
     for m in range(candidates):
@@ -186,30 +357,38 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
 
 cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices,
                            const double[::1] data, Py_ssize_t i, const double[:, ::1] table,
-                           const double[:, ::1] phi, const int64_t[::1] order,
+                           const float[:, ::1] table32, bint screen,
+                           const double[:, ::1] log_phi, const double[:, ::1] phi,
+                           const int64_t[::1] order,
                            const int64_t[::1] rank, const int64_t[::1] last_label,
                            const double[::1] sorted_log_weight,
                            const double[::1] sorted_weight, double log_slice, double uniform,
-                           bint weighted, double* shares, uint64_t* marked) noexcept nogil:
+                           bint weighted, double* shares, float* approx, int64_t* kept,
+                           uint64_t* marked) noexcept nogil:
     """Component drawn for row i, or -1 if no component's weight reaches the slice.
 
     ``table`` (d, K): log phi with the components by decreasing weight ``sorted_log_weight``
     (``order[m]``: the label at position m; ``rank[j]``: label j's position), so the
     candidates are a prefix (``_candidates``); ``phi``: its exp, ``sorted_weight``: the
-    weights (``_candidate_shares``); ``last_label[m]``: the largest label among the first m +
-    1 of that order. ``shares``: scratch space of K doubles; ``marked``: K bits, all clear,
-    and left clear. The draw is an inverse CDF over the candidates' shares in their labels'
-    order: the same draws whatever the layout. The candidates are marked in a bitmap by
-    label, and the two sums of the draw walk its set bits, so they cost the candidates and a
-    word per 64 labels, not a test of every label up to the last candidate's.
+    weights, ``table32`` the table in float32, ``screen`` whether to screen with it and
+    ``log_phi`` (K, d) the rows the screen's exact sums read (``_candidate_shares``);
+    ``last_label[m]``: the largest label among the first m + 1 of that order. ``shares``,
+    ``approx`` and ``kept``: scratch space of K doubles, floats and indices; ``marked``: K
+    bits, all clear, and left clear. The draw is an inverse CDF over the candidates' shares
+    in their labels' order: the same draws whatever the layout. The candidates are marked in
+    a bitmap by label, and the two sums of the draw walk its set bits, so they cost the
+    candidates and a word per 64 labels, not a test of every label up to the last
+    candidate's.
     """
     cdef Py_ssize_t j, m, w, words
     cdef uint64_t bits
     cdef double total = 0.0, cumulative = 0.0
     cdef int64_t chosen = -1
-    cdef Py_ssize_t candidates = _candidate_shares(indptr, indices, data, i, table, phi,
-                                                   sorted_log_weight, sorted_weight,
-                                                   log_slice, weighted, shares)
+    cdef Py_ssize_t candidates = _candidate_shares(indptr, indices, data, i, table, table32,
+                                                   screen, log_phi, order, phi,
+                                                   sorted_log_weight,
+                                                   sorted_weight, log_slice, weighted, shares,
+                                                   approx, kept)
     if candidates == 0:
         return -1
     words = (last_label[candidates - 1] >> 6) + 1
@@ -233,15 +412,16 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     return chosen
 
 
-cdef _scratch(Py_ssize_t threads, Py_ssize_t K, str kernel):
-    """(threads, max(K, 1)) doubles: each thread's sums of K candidates; MemoryError naming
-    ``kernel`` if they cannot be had (numpy's ValueError for a size past its range too)."""
+cdef _scratch(Py_ssize_t threads, Py_ssize_t K, str kernel, dtype=np.float64):
+    """(threads, max(K, 1)) values of ``dtype``: each thread's of K candidates; MemoryError
+    naming ``kernel`` if they cannot be had (numpy's ValueError for a size past its range
+    too)."""
     try:
-        return np.empty((threads, max(K, 1)))
+        return np.empty((threads, max(K, 1)), dtype=dtype)
     except (MemoryError, ValueError):
+        size = threads * max(K, 1) * np.dtype(dtype).itemsize
         raise MemoryError(f"{kernel}: no memory for the scratch space of {K} components "
-                          f"in each of {threads} threads "
-                          f"({<double> threads * max(K, 1) * 8 / 1e9:.3g} GB)") from None
+                          f"in each of {threads} threads ({size / 1e9:.3g} GB)") from None
 
 
 def log_components(const double[:, ::1] theta, const int64_t[::1] rows, int n_jobs=1):
@@ -302,9 +482,9 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     likelihoods by the weights (module docstring). Writes ``z`` (n,) and returns
     how many rows had no candidate (their z is -1). ``n_jobs``: OpenMP threads over rows, at
     most one per row. Works on a copy of log phi transposed, components by decreasing weight
-    (d x K doubles), of the components that are a candidate for some row only: the others'
-    rows of log phi are never read. MemoryError if the scratch space (K doubles and K bits
-    per thread) cannot be had.
+    (d x K doubles, and the same in floats), of the components that are a candidate for some
+    row only: the others' rows of log phi are never read. MemoryError if the scratch space (K
+    doubles, floats, indices and bits per thread) cannot be had.
     """
     cdef Py_ssize_t n = indptr.shape[0] - 1, K = log_phi.shape[0], i
     cdef Py_ssize_t missing = 0, threads = max(1, min(n_jobs, n))
@@ -318,6 +498,10 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     cdef uint64_t[:, ::1] marks
     cdef unsigned int control
     cdef double[:, ::1] scratch = _scratch(threads, K, "slice_allocate")
+    cdef float[:, ::1] approx = _scratch(threads, K, "slice_allocate", np.float32)
+    cdef int64_t[:, ::1] kept = _scratch(threads, K, "slice_allocate", np.int64)
+    cdef const float[:, ::1] table32
+    cdef bint screen
     marks = np.zeros((threads, max(1, (K + 63) // 64)), dtype=np.uint64)
     by_weight = np.argsort(-np.asarray(log_weight), kind="stable")
     order = by_weight
@@ -327,6 +511,10 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
     lowest = np.min(log_slice, initial=np.inf)
     used = int(np.count_nonzero(np.asarray(sorted_log_weight) >= lowest))
     table = _transposed(log_phi, by_weight[:used], threads)
+    table32 = np.asarray(table, dtype=np.float32)
+    # the float sums' error bound holds where every term has the sign of the sum
+    screen = (np.max(table, initial=0.0) <= 0.0
+              and (not weighted or np.max(sorted_log_weight[:used], initial=0.0) <= 0.0))
     phi = np.exp(table)
     sorted_weight = np.exp(sorted_log_weight)
     with nogil, parallel(num_threads=threads):
@@ -334,9 +522,10 @@ def slice_allocate(const int64_t[::1] indptr, const int64_t[::1] indices, const 
         # flushed, they do not cost the slow arithmetic of subnormals
         control = SIMPLEXSG_FLUSH_SUBNORMALS()
         for i in prange(n, schedule="static"):
-            z[i] = _allocate_row(indptr, indices, data, i, table, phi, order, rank,
-                                 last_label, sorted_log_weight, sorted_weight, log_slice[i],
-                                 uniform[i], weighted, &scratch[threadid(), 0],
+            z[i] = _allocate_row(indptr, indices, data, i, table, table32, screen, log_phi,
+                                 phi, order, rank, last_label, sorted_log_weight, sorted_weight,
+                                 log_slice[i], uniform[i], weighted, &scratch[threadid(), 0],
+                                 &approx[threadid(), 0], &kept[threadid(), 0],
                                  &marks[threadid(), 0])
         SIMPLEXSG_RESTORE_SUBNORMALS(control)
     for i in range(n):

@@ -104,6 +104,12 @@ cdef enum:
     # rows of at most this many counts are drawn from products of probabilities, not from
     # exps of sums of logs (``_candidate_products``)
     PRODUCT_COUNTS = 16
+    # rows of fewer counts, or fewer candidates, than these are not screened in float32
+    # (``_screened_shares``): below 32 counts most rows keep more than 1 / KEPT_AT_MOST of
+    # their candidates, and a few candidates' exact sums cost less than the screen (docs/
+    # benchmarks/dp.rst, "Float sums that screen the candidates of long rows")
+    SCREEN_COUNTS = 32
+    SCREEN_CANDIDATES = 32
     # rows of more stored counts than this are not screened in float32 (``_screened_shares``):
     # the bound on the float sums' error, 2 (n + 3) 2^-24 of their size, stays below 1/8
     SCREEN_MAX_ENTRIES = 1 << 20
@@ -328,7 +334,8 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
     best and their exps would be most of the draw's cost; otherwise, or if the products are
     too small, from the exps of sums of logs, which only the candidates within 64 nats of the
     best cost: screened in float32 (``_screened_shares``, with ``screen``: no log
-    probability or weight is positive), else every candidate's (``_candidate_sums``)."""
+    probability or weight is positive; on rows of at least SCREEN_COUNTS counts and
+    SCREEN_CANDIDATES candidates), else every candidate's (``_candidate_sums``)."""
     cdef Py_ssize_t m, p, candidates = _candidates(sorted_log_weight, table.shape[1], log_slice)
     cdef Py_ssize_t screened
     cdef double top = -INFINITY, counts = 0.0
@@ -338,7 +345,7 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
                                                         candidates, sorted_weight, weighted,
                                                         shares):
         return candidates
-    if screen:
+    if screen and counts >= SCREEN_COUNTS and candidates >= SCREEN_CANDIDATES:
         screened = _screened_shares(indptr, indices, data, i, log_phi, order, table32,
                                     candidates, sorted_log_weight, weighted, shares, approx,
                                     kept)

@@ -243,22 +243,25 @@ def test_the_allocation_drops_a_candidate_only_below_the_totals_rounding(gap, ex
     assert z[0] == expected
 
 
-@pytest.mark.parametrize("gap, expected", [(63.99, 0), (64.01, 1)])
-def test_the_allocation_decides_the_cut_on_exact_sums_not_the_float_screen(gap, expected):
-    """A row of 10,000 counts of one category: sums near -10^6 nats, where float32 is 0.06
-    apart. Component 0 ``gap`` nats below component 1: in float32 the two gaps cross 64
-    the other way (63.99 reads as 64 or more, 64.01 as 64 or less), so a draw on the float
-    sums would drop the first and keep the second. The kernel screens in float32 within a
-    bound on that error and decides on the exact sums: at uniform 0 the row takes component
-    0 when its share exp(-63.99) is kept, component 1 when exp(-64.01) is not."""
-    x, best = 10000.0, -100.0
-    log_phi = np.array([[best - gap / x, -1.0], [best, -1.0]])
+@pytest.mark.parametrize("gap, best, expected", [(63.99, -83.7, 0), (64.01, -83.8, 1)])
+def test_the_allocation_decides_the_cut_on_exact_sums_not_the_float_screen(gap, best,
+                                                                           expected):
+    """A row of 10^5 counts of one category: sums near -8.4 x 10^6 nats, where float32 is
+    0.5 apart. Component 0 ``gap`` nats below component 1 (``best`` a count): in float32 the
+    two gaps cross 64 the other way (63.99 reads as 64.5, 64.01 as 63), so a draw on the
+    float sums would drop the first and keep the second. The kernel screens in float32
+    within a bound on that error and decides on the exact sums: at uniform 0 the row takes
+    component 0 when its share exp(-63.99) is kept, component 1 when exp(-64.01) is not. 38
+    more components, far below, make the row one the kernel screens (at least 32
+    candidates)."""
+    x = 1e5
+    log_phi = np.array([[best - gap / x, -1.0], [best, -1.0]] + [[3 * best, -1.0]] * 38)
     float_gap = np.float32(x) * np.float32(best) - np.float32(x) * np.float32(log_phi[0, 0])
-    assert (float_gap >= 64) if gap < 64 else (float_gap <= 64)
+    assert (float_gap > 64) if gap < 64 else (float_gap < 64)
     X = sp.csr_matrix(np.array([[x, 0.0]]))
     z = np.empty(1, dtype=np.int64)
     slice_allocate(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, log_phi,
-                   np.log([0.5, 0.5]), np.array([-np.inf]), np.zeros(1), z)
+                   np.full(40, -np.log(40)), np.array([-np.inf]), np.zeros(1), z)
     assert z[0] == expected
 
 

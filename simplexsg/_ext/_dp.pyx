@@ -99,7 +99,7 @@ cdef enum:
     # and stored once for four counts instead of once a count (the same additions, in order)
     COUNTS_AT_ONCE = 4
     # the same for the float sums of the screen (``_float_sums``), whose order is free: each
-    # sum is loaded and stored once for eight counts
+    # sum is loaded and stored once for eight counts (``simplexsg_add_eight`` adds eight)
     FLOAT_COUNTS_AT_ONCE = 8
     # rows of at most this many counts are drawn from products of probabilities, not from
     # exps of sums of logs (``_candidate_products``)

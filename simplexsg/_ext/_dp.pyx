@@ -246,8 +246,7 @@ cdef inline Py_ssize_t _screened_shares(const int64_t[::1] indptr, const int64_t
     max_m (a_m - e_m); a candidate whose a_m + e_m is more than UNDERFLOW below it is more
     than UNDERFLOW below the best, and its share is 0 without its exact sum. The others (the
     best among them) get their exact sums (``_kept_sums``), and from them the exact shares.
-    Returns ``candidates``, 0 if the best exact sum is -inf, or -1 where the screen cannot
-    decide (every float sum non-finite, a row of more than SCREEN_MAX_ENTRIES counts) or
+    Returns ``candidates``, or -1 where the screen cannot decide (every float sum non-finite, a row of more than SCREEN_MAX_ENTRIES counts) or
     keeps more than 1 / KEPT_AT_MOST of the candidates (short rows): the caller then takes
     every candidate's exact sum. ``approx``: scratch space of K floats;
     ``kept``: of K indices."""
@@ -274,10 +273,8 @@ cdef inline Py_ssize_t _screened_shares(const int64_t[::1] indptr, const int64_t
         return -1
     _kept_sums(indptr, indices, data, i, log_phi, order, kept, n_kept, sorted_log_weight,
                weighted, shares)
-    for k in range(n_kept):
+    for k in range(n_kept):          # the best is kept, and finite: its float sum is
         top = max(top, shares[kept[k]])
-    if top == -INFINITY:
-        return 0
     for k in range(n_kept):
         m = kept[k]
         shares[m] = exp(shares[m] - top) if shares[m] - top > UNDERFLOW else 0.0

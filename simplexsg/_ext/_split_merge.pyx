@@ -5,7 +5,8 @@ time, by the Dirichlet-multinomial predictive, returning each side's log margina
 ``restricted_scans`` refine such a split by restricted Gibbs scans. ``ComponentScreen`` keeps
 each component's summed counts and log marginal, scores merges from them and draws the
 proposals; ``log_labelled_prior_change`` and ``log_split_pair_ratio`` are the acceptance's
-prior and proposal terms; ``label_counts`` is what the proposals read of the rows per label.
+prior and proposal terms; ``label_counts`` is what the proposals read of the rows per label;
+``shift_labels_in_place`` makes the label shifts of ``simplexsg.dpmixture.label_shift``.
 """
 import numpy as np
 
@@ -644,6 +645,70 @@ def log_labelled_prior_change(const int64_t[::1] occupancy, const double[::1] ro
             and rows_from.shape[0] == occupancy.shape[0] + 1):
         raise ValueError("log_labelled_prior_change: labels or rows_from out of range")
     return _log_prior_change(occupancy, rows_from, alpha, source, target, moved)
+
+
+def shift_labels_in_place(int64_t[::1] occupancy, double[::1] rows_from,
+                          int64_t[::1] occupied, int64_t[::1] before, Py_ssize_t n_labels,
+                          double alpha, const unsigned char[::1] down,
+                          const double[::1] picks, const double[::1] log_u):
+    """The label shifts of ``simplexsg.dpmixture.label_shift.shift_labels``, one a uniform
+    ``picks[t]`` (the component, among the occupied ones), ``down[t]`` (1: down) and
+    ``log_u[t]`` (the acceptance's log uniform) each, on the labels' arrays in place:
+    ``occupancy`` (rows per label) and ``rows_from`` (``label_counts``'s R), zeros past the
+    ``n_labels`` labels in use, with room for a shift up past them per proposal; ``occupied``,
+    the occupied labels in increasing order; ``before``, the label before of each label, its
+    entries swapped as the components move. Returns (shifts accepted, labels in use)."""
+    cdef Py_ssize_t t, c, b, j, at, low, high, accepted = 0, n_occupied = occupied.shape[0]
+    cdef int64_t n, label
+    if not (rows_from.shape[0] == occupancy.shape[0] + 1 == before.shape[0] + 1
+            and n_labels + down.shape[0] <= occupancy.shape[0]
+            and picks.shape[0] == log_u.shape[0] == down.shape[0]):
+        raise ValueError("shift_labels_in_place: the labels' arrays need room for a label "
+                         "per proposal, and one uniform of each kind a proposal")
+    cdef Py_ssize_t nonempty = 0
+    for j in range(n_labels):
+        nonempty += occupancy[j] > 0
+    for j in range(n_occupied):
+        if (occupied[j] < 0 or occupied[j] >= n_labels or occupancy[occupied[j]] <= 0
+                or j and occupied[j] <= occupied[j - 1]):
+            nonempty = -1
+    for t in range(picks.shape[0]):
+        if not 0.0 <= picks[t] < 1.0:
+            nonempty = -1
+    if n_occupied == 0 or nonempty != n_occupied:
+        raise ValueError("shift_labels_in_place: occupied must be the occupied labels in "
+                         "increasing order, and picks uniforms in [0, 1)")
+    with nogil:
+        for t in range(down.shape[0]):
+            at = <Py_ssize_t> (picks[t] * n_occupied)
+            c = occupied[at]
+            b = c - 1 if down[t] else c + 1
+            while 0 <= b < n_labels and occupancy[b]:
+                b = b - 1 if down[t] else b + 1
+            if b < 0:
+                continue
+            if b == n_labels:                   # one past every label: grow by one
+                n_labels += 1
+            n = occupancy[c]
+            if log_u[t] >= _log_prior_change(occupancy, rows_from, alpha, c, b, <double> n):
+                continue
+            accepted += 1
+            occupancy[b], occupancy[c] = n, 0
+            low, high = min(b, c), max(b, c)
+            for j in range(low + 1, high + 1):
+                rows_from[j] += n if b > c else -n
+            # the labels between c and b are occupied: c's place among them goes to b
+            if b > c:
+                for j in range(at, at + b - c - 1):
+                    occupied[j] = occupied[j + 1]
+                occupied[at + b - c - 1] = b
+            else:
+                for j in range(at, at - (c - b - 1), -1):
+                    occupied[j] = occupied[j - 1]
+                occupied[at - (c - b - 1)] = b
+            label = before[b]
+            before[b], before[c] = before[c], label
+    return accepted, n_labels
 
 
 cdef double _log_pair_probability(double n_rows, double splittable, double split_rows,

@@ -20,7 +20,8 @@ labelled prior: the components' marginal likelihoods do not depend on their labe
 """
 import numpy as np
 
-from .split_merge import log_labelled_prior_change, rows_from_label
+from .._ext._split_merge import shift_labels_in_place
+from .split_merge import rows_from_label
 
 __all__ = ["shift_labels"]
 
@@ -28,35 +29,16 @@ __all__ = ["shift_labels"]
 def shift_labels(z, alpha, rng, n_proposals):
     """``n_proposals`` label shifts (module docstring) on the labelled allocations z (int64,
     in place) at concentration ``alpha``; returns how many were accepted. A count that z does
-    not decide keeps p(z | alpha, X) invariant. Three uniforms a proposal, drawn at once."""
-    occupancy = np.bincount(z, minlength=z.max() + 2)        # room for a shift up past them
-    rows_from = rows_from_label(occupancy)
-    occupied = np.flatnonzero(occupancy)
+    not decide keeps p(z | alpha, X) invariant. Three uniforms a proposal, drawn at once; the
+    proposals run in the kernel ``shift_labels_in_place``."""
+    n_labels = int(z.max()) + 2                    # room for a shift up past them
+    occupancy = np.bincount(z, minlength=n_labels + n_proposals)   # and for a label a shift
     before = np.arange(occupancy.size)             # the label before of each label now
     down, picks, log_u = (rng.random(n_proposals) < 0.5, rng.random(n_proposals),
                           np.log(rng.random(n_proposals)))
-    accepted = 0
-    for t in range(n_proposals):
-        c = int(occupied[int(picks[t] * occupied.size)])
-        step = -1 if down[t] else 1
-        b = c + step
-        while 0 <= b < occupancy.size and occupancy[b]:
-            b += step
-        if b < 0:
-            continue
-        if b == occupancy.size:                     # one past every label: grow by one
-            occupancy, rows_from = np.append(occupancy, 0), np.append(rows_from, 0.0)
-            before = np.append(before, b)
-        n = occupancy[c]
-        if log_u[t] >= log_labelled_prior_change(occupancy, rows_from, alpha, c, b, float(n)):
-            continue
-        accepted += 1
-        occupancy[b], occupancy[c] = n, 0
-        low, high = min(b, c), max(b, c)
-        rows_from[low + 1:high + 1] += n if b > c else -n
-        occupied[np.searchsorted(occupied, c)] = b
-        occupied.sort()
-        before[b], before[c] = before[c], before[b]
+    accepted, _ = shift_labels_in_place(occupancy, rows_from_label(occupancy),
+                                        np.flatnonzero(occupancy), before, n_labels, alpha,
+                                        down.view(np.uint8), picks, log_u)
     if accepted:
         label_of = np.empty_like(before)           # the inverse: the label now of each before
         label_of[before] = np.arange(before.size)

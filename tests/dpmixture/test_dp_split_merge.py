@@ -19,7 +19,8 @@ from scipy.stats import chi2
 from sklearn.metrics import adjusted_rand_score
 
 from simplexsg._ext._split_merge import (ComponentScreen, label_counts, log_pair_probability,
-                                         pass_tables, restricted_scans, sequential_allocation)
+                                         pass_tables, restricted_scans, sequential_allocation,
+                                         shift_labels_in_place)
 from simplexsg.dpmixture import split_merge
 from simplexsg.dpmixture.label_shift import shift_labels
 from simplexsg.dpmixture.local import kernel_layout
@@ -789,6 +790,48 @@ def test_a_component_alone_far_above_the_others_shifts_down():
     z = np.array([0] * 7 + [8])
     accepted = shift_labels(z, ALPHA, np.random.default_rng(0), 200)
     assert z.tolist() == [0] * 7 + [1] and accepted >= 7
+
+
+def reference_shifts(z, alpha, rng, n_proposals):
+    """The label shifts of ``shift_labels``, spelled out on relabelled copies of z: each
+    proposal relabels z itself, the occupied labels recounted every time."""
+    down, picks, log_u = (rng.random(n_proposals) < 0.5, rng.random(n_proposals),
+                          np.log(rng.random(n_proposals)))
+    for t in range(n_proposals):
+        occupancy = np.bincount(z, minlength=z.max() + 2)
+        occupied = np.flatnonzero(occupancy)
+        c = int(occupied[int(picks[t] * occupied.size)])
+        b = c - 1 if down[t] else c + 1
+        while 0 <= b < occupancy.size and occupancy[b]:
+            b += -1 if down[t] else 1
+        if b < 0:
+            continue
+        change = log_labelled_prior_change(occupancy, rows_from_label(occupancy), alpha, c, b,
+                                           float(occupancy[c]))
+        if log_u[t] < change:
+            z[z == c] = b
+    return z
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_shift_kernel_makes_the_shifts_spelled_out(seed):
+    """``shift_labels`` (its kernel keeps the occupied labels sorted and the labels' arrays in
+    place) moves the components as relabelling z proposal by proposal does, on states with
+    gaps and components at the top that shift up past every label; the kernel refuses labels'
+    arrays without room for the shifts or whose occupied labels are not in order."""
+    rng = np.random.default_rng(seed)
+    z = rng.choice([0, 1, 2, 5, 6, 7, 11, 12], size=40) + 3 * (seed % 2)
+    expected = reference_shifts(z.copy(), 0.7 + seed, np.random.default_rng(seed), 300)
+    accepted = shift_labels(z, 0.7 + seed, np.random.default_rng(seed), 300)
+    assert z.tolist() == expected.tolist() and accepted > 30
+    occupancy = np.bincount(z, minlength=z.max() + 3)
+    for occupied, n_labels, match in ((np.flatnonzero(occupancy), occupancy.size, "room"),
+                                      (np.flatnonzero(occupancy)[::-1].copy(), z.max() + 2,
+                                       "increasing order")):
+        with pytest.raises(ValueError, match=match):
+            shift_labels_in_place(occupancy, rows_from_label(occupancy), occupied,
+                                  np.arange(occupancy.size), n_labels, 1.0,
+                                  np.ones(1, dtype=np.uint8), np.zeros(1), np.zeros(1))
 
 
 def test_a_move_that_can_only_be_rejected_changes_nothing():

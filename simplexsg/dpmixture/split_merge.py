@@ -184,15 +184,18 @@ class _Blocks:
          self.split_rows, self.pairs, self.labels_to_choose) = label_counts(self.occupancy)
         self.splittable = self.splittable_labels.size
 
-    def move(self, z, moved, target, source):
-        """Relabel the rows ``moved`` (all of label ``source``'s or part of them) to
-        ``target``, in z and here."""
+    def move(self, z, moved, target, source, n_labels=None):
+        """Relabel the rows ``moved`` (sorted; all of label ``source``'s or part of them) to
+        ``target``, in z and here; ``n_labels``: the labels to keep after (those before the
+        move that this one undoes)."""
         z[moved] = target
         if target >= self.occupancy.size:
             self.occupancy = np.concatenate(
                 [self.occupancy, np.zeros(target + 1 - self.occupancy.size, dtype=np.int64)])
         self.occupancy[source] -= moved.size
         self.occupancy[target] += moved.size
+        if n_labels is not None:
+            self.occupancy = self.occupancy[:n_labels]
         stay = self.rows[source][z[self.rows[source]] == source]
         if stay.size:
             self.rows[source] = stay
@@ -245,8 +248,8 @@ class SplitMerge:
         returns how many were accepted. Fewer than two rows admit no proposal (no pair of
         distinct rows): none is made, whatever the budget. ``n_jobs`` > 1: the pass of a
         proposal of at least ``OVERLAP_ROWS`` rows runs on one of ``n_jobs`` threads while
-        this one makes the proposals after it as if it were rejected, undone if it is
-        accepted: the same moves, whatever ``n_jobs``. This thread's own work, Python and the
+        this one makes the proposals after it as if it were rejected, and applies those it
+        accepts, all undone if it is accepted: the same moves, whatever ``n_jobs``. This thread's own work, Python and the
         screen, holds the interpreter most of the time, so the passes get ``n_jobs`` threads
         of their own beside it."""
         return self._run(z, alpha, rng, n_proposals, row_budget, n_jobs).accepted
@@ -274,41 +277,51 @@ class SplitMerge:
     def _pipeline(self, z, alpha, rng, blocks, tally, pool, workers):
         """Draw, make and settle the proposals in order. The pass of a proposal of at least
         ``OVERLAP_ROWS`` rows goes to one of ``workers`` threads of ``pool`` while this
-        thread draws and makes the ones after it, as if it were rejected, up to the first
-        that would be accepted; if it is accepted, those are dropped and the generator and
-        the tally go back to where they were after its own draws. So do the screen's draws
-        after it that spent the budget and left nothing pending: they screened the state
-        before it."""
+        thread draws and makes the ones after it as if it were rejected, applying those it
+        accepts as it goes. Once its pass is done it is judged on the state it was drawn in
+        (the moves applied after it undone, then made again if it is rejected); if it is
+        accepted, the proposals after it are dropped, and the generator and the tally go back
+        to where they were after its own draws. So do the screen's draws after it that spent
+        the budget: they screened the state before it."""
         pending = collections.deque()          # drawn, not yet settled, in order
-        spent = waiting = False                # the budget; an acceptance in ``pending``
+        spent = False                          # the budget
         while True:
             while pending and pending[0].ready():
                 head = pending.popleft()
-                if head.accepted is None:
+                if head.accepted is None:      # its pass ran beside the proposals after it
+                    applied = [proposal for proposal in pending if proposal.applied]
+                    for proposal in reversed(applied):
+                        self._apply(proposal, z, blocks, undo=True)
                     head.judge(self, blocks, alpha)
-                if head.accepted and (pending or spent):    # draws after it: made again
-                    _drop(pending)
-                    rng.bit_generator.state = head.generator_state
-                    vars(tally).update(vars(head.tally))
-                    spent = False
-                self._settle(head, z, blocks, tally)
-                waiting = any(proposal.accepted for proposal in pending)
-            if not (spent or waiting or len(pending) >= MAX_AHEAD):
+                    if not head.accepted:
+                        for proposal in applied:
+                            self._apply(proposal, z, blocks)
+                        continue
+                    if pending or spent:       # draws after it: made again
+                        _drop(pending)
+                        rng.bit_generator.state = head.generator_state
+                        vars(tally).update(vars(head.tally))
+                        spent = False
+                    self._settle(head, z, blocks, tally)
+            if not (spent or len(pending) >= MAX_AHEAD):
                 proposal = self._draw(z, alpha, rng, blocks, tally)
                 if proposal is None:
                     spent = True
                     continue
-                if pool is not None:     # where the generator and the tally are after it
-                    proposal.generator_state = rng.bit_generator.state
-                    proposal.tally = dataclasses.replace(tally)
                 running = sum(p.future is not None and not p.future.done() for p in pending)
                 if pool is not None and proposal.work >= OVERLAP_ROWS and running < workers:
+                    # where the generator and the tally are after it
+                    proposal.generator_state = rng.bit_generator.state
+                    proposal.tally = dataclasses.replace(tally)
                     proposal.future = pool.submit(proposal.pass_over, self)
-                else:
-                    proposal.pass_over(self)
-                    proposal.judge(self, blocks, alpha)
-                    waiting = bool(proposal.accepted)
-                pending.append(proposal)
+                    pending.append(proposal)
+                    continue
+                proposal.pass_over(self)
+                proposal.judge(self, blocks, alpha)
+                self._settle(proposal, z, blocks, tally)
+                if pending:                    # applied ahead of a pass: undone if need be
+                    proposal.applied = proposal.accepted
+                    pending.append(proposal)
             elif pending:
                 pending[0].future.result()
             else:
@@ -362,11 +375,21 @@ class SplitMerge:
         return proposal
 
     def _settle(self, proposal, z, blocks, tally):
-        """Apply ``proposal`` if it was accepted: z, the blocks and the screen's components."""
-        if not proposal.accepted:
-            return
-        tally.accepted, tally.accepted_kind = tally.accepted + 1, proposal.kind
-        blocks.move(z, np.sort(proposal.moved), proposal.target, proposal.source)
+        """Apply ``proposal`` if it was accepted, and count it in ``tally``."""
+        if proposal.accepted:
+            tally.accepted, tally.accepted_kind = tally.accepted + 1, proposal.kind
+            self._apply(proposal, z, blocks)
+
+    def _apply(self, proposal, z, blocks, undo=False):
+        """Move the rows of an accepted ``proposal`` in z, the blocks and the screen's
+        components; ``undo``: move them back, the state before it to the bit."""
+        if not undo:
+            proposal.labels_before = blocks.occupancy.size
+            proposal.moved = np.sort(proposal.moved)
+            blocks.move(z, proposal.moved, proposal.target, proposal.source)
+        else:
+            blocks.move(z, proposal.moved, proposal.source, proposal.target,
+                        proposal.labels_before)
         for label in (proposal.target, proposal.source):
             if label in blocks.rows:
                 self.screen.set(label, blocks.rows[label])
@@ -457,11 +480,14 @@ class _Proposal:
     k, the component ``source`` whose rows move to label ``target``, the ``others`` of the
     block, ``order_seed`` (which draws the order in which the pass visits them, shuffling
     ``others`` in place, and their sides' uniforms) and ``log_u`` are common to both kinds;
-    ``work``: the rows it passes over; with a pool, ``generator_state`` and ``tally``: where
-    the generator and the tally were after its draws. With a delayed acceptance,
+    ``work``: the rows it passes over; with its pass on a pool's thread, ``generator_state``
+    and ``tally``: where the generator and the tally were after its draws; ``applied``: it
+    was accepted and applied while a pass before it ran (``SplitMerge._pipeline``), and
+    ``moved`` and ``labels_before`` (the labels the blocks had) undo it. With a delayed
+    acceptance,
     ``check_counts`` (the prefix's counts; 0: none) and ``log_u1``, the first stage's uniform;
     its pass sets ``log_r1``, the first stage's log ratio (0 without one: passed)."""
-    scan_uniforms, work, future, accepted = None, 0, None, None
+    scan_uniforms, work, future, accepted, applied = None, 0, None, None, False
     check_counts, check_rest, log_u1, log_r1 = 0, 0.0, -math.inf, 0.0
 
     def __init__(self, i, k, source, target, others, order_seed, log_u):

@@ -877,19 +877,22 @@ def test_run_with_its_cache_makes_the_same_moves_as_single_proposals():
 def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, delayed,
                                                              monkeypatch):
     """With every pass on a pool's thread where one is free (one thread, or three, so that
-    several passes run at once), the proposals made ahead of a pass and dropped when it is
-    accepted leave no trace: the same moves, bit for bit, as one thread, on a data set where
-    many are accepted (so that some are dropped); also with delayed acceptances (blocks of
-    80 counts or more, first stages on 20)."""
+    several passes run at once), the proposals made ahead of a pass, applied if accepted,
+    undone while the pass is judged and dropped if it is accepted, leave no trace: the same
+    moves, bit for bit, as one thread, on a data set where many are accepted (so that some
+    are undone and some dropped); also with delayed acceptances (blocks of 80 counts or more,
+    first stages on 20)."""
     monkeypatch.setattr(split_merge, "OVERLAP_ROWS", 0)
     if delayed:
         monkeypatch.setattr(split_merge, "DELAYED_CHECK_PER_CATEGORY", 2.5)
         monkeypatch.setattr(split_merge, "DELAYED_BLOCK_PREFIXES", 4)
         monkeypatch.setattr(split_merge, "DELAYED_ROW_COUNTS", 1)
-    dropped = []
-    drop = split_merge._drop
+    dropped, undone = [], []
+    drop, apply = split_merge._drop, SplitMerge._apply
     monkeypatch.setattr(split_merge, "_drop", lambda pending: (dropped.append(len(pending)),
                                                                drop(pending)))
+    monkeypatch.setattr(SplitMerge, "_apply", lambda self, proposal, z, blocks, undo=False: (
+        undone.append(undo), apply(self, proposal, z, blocks, undo)))
     X = np.random.default_rng(2).poisson(0.5, size=(200, 8))
     move = SplitMerge(X, BETA6, scans)
     z_one, z_two = np.zeros(200, dtype=np.int64), np.zeros(200, dtype=np.int64)
@@ -899,6 +902,7 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, dela
     np.testing.assert_array_equal(z_one, z_two)
     assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
     assert len(dropped) > 5 and sum(dropped) > 5, dropped
+    assert sum(undone) > 5, sum(undone)
     # a budget in rows (a warm-up's): the same proposals, counted the same
     z_one[:], z_two[:] = 0, 0
     move.run(z_one, 1.0, np.random.default_rng(4), 10, row_budget=40_000, n_jobs=1)

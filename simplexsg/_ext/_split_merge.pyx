@@ -30,6 +30,9 @@ _EMPTY = np.empty(0)                    # no table: every value from libm
 
 
 cdef enum:
+    # a merge's gain seeks each category of the block of fewer among the other's (galloping)
+    # instead of walking both, where the other holds this many times more (``_merged_gain``)
+    SPARSE_MERGE_RATIO = 8
     # rows ahead of the one a split-merge pass is at whose place in indptr, and then whose
     # counts, it starts loading (``_prefetch_ahead``)
     INDPTR_AHEAD = 16
@@ -555,23 +558,49 @@ cdef double _merged_gain(const _Sums* a, const _Sums* b, Py_ssize_t n_features, 
     """``_summed_log_marginal`` of the union of two blocks less those of each block alone: a
     merge's change of log marginal. A category present in one block only cancels, so only the
     shared ones count: O(categories) comparisons and a lookup per shared category, ``rising[c]``
-    = ``lgamma(base + c) - lgamma(base)`` for the counts c below its size (``lgamma`` above)::
+    = ``lgamma(base + c) - lgamma(base)`` for the counts c below its size (``lgamma`` above);
+    where one block holds SPARSE_MERGE_RATIO times the other's categories, each of the
+    smaller's is sought among the larger's by galloping search, O(m log(n / m)) (the shared
+    ones in the same increasing order, so the same sum)::
 
         sum_{c shared} [R(a_c + b_c) - R(a_c) - R(b_c)]
             + lgamma(d base + n_a) + lgamma(d base + n_b) - lgamma(d base + n_a + n_b)
             - lgamma(d base)
     """
-    cdef Py_ssize_t i = 0, j = 0
+    cdef Py_ssize_t i = 0, j = 0, step, low, high
     cdef double result = 0.0, prior = n_features * base
     cdef int64_t category_a, category_b
-    while i < a.size and j < b.size:          # the smaller id moves on, both if equal
-        category_a, category_b = a.categories[i], b.categories[j]
-        if category_a == category_b:
-            result = result + (_rising_factorial(rising, base, a.counts[i] + b.counts[j])
-                               - _rising_factorial(rising, base, a.counts[i])
-                               - _rising_factorial(rising, base, b.counts[j]))
-        i += category_a <= category_b
-        j += category_b <= category_a
+    if a.size * SPARSE_MERGE_RATIO < b.size or b.size * SPARSE_MERGE_RATIO < a.size:
+        if a.size > b.size:                     # a: the one of fewer categories
+            a, b = b, a
+        for i in range(a.size):                 # each of a's, sought among b's from j on
+            category_a = a.categories[i]
+            step = 1                            # galloping: b's ids at j + 1, 3, 7, ...
+            while j + step <= b.size and b.categories[j + step - 1] < category_a:
+                j += step
+                step *= 2
+            low, high = j, min(j + step - 1, b.size)    # then halving within the last step
+            while low < high:
+                if b.categories[(low + high) // 2] < category_a:
+                    low = (low + high) // 2 + 1
+                else:
+                    high = (low + high) // 2
+            j = low
+            if j == b.size:
+                break
+            if b.categories[j] == category_a:
+                result = result + (_rising_factorial(rising, base, a.counts[i] + b.counts[j])
+                                   - _rising_factorial(rising, base, a.counts[i])
+                                   - _rising_factorial(rising, base, b.counts[j]))
+    else:
+        while i < a.size and j < b.size:      # the smaller id moves on, both if equal
+            category_a, category_b = a.categories[i], b.categories[j]
+            if category_a == category_b:
+                result = result + (_rising_factorial(rising, base, a.counts[i] + b.counts[j])
+                                   - _rising_factorial(rising, base, a.counts[i])
+                                   - _rising_factorial(rising, base, b.counts[j]))
+            i += category_a <= category_b
+            j += category_b <= category_a
     return (result + lgamma(prior + a.total) + lgamma(prior + b.total)
             - lgamma(prior + a.total + b.total) - lgamma(prior))
 

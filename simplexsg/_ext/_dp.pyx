@@ -82,10 +82,43 @@ cdef extern from *:
         for (Py_ssize_t m = 0; m < n; m++)
             sums[m] = sums[m] + x * c[m];
     }
+    /* The product draw's factors (``_candidate_products``): each share multiplied by four
+       columns in their order, the same products as four passes, loaded and stored once */
+    SIMPLEXSG_WIDE_VECTORS
+    static void simplexsg_multiply_four(double *restrict shares,
+                                        const double *restrict const *c, Py_ssize_t n) {
+        const double *c0 = c[0], *c1 = c[1], *c2 = c[2], *c3 = c[3];
+        for (Py_ssize_t m = 0; m < n; m++)
+            shares[m] = (((shares[m] * c0[m]) * c1[m]) * c2[m]) * c3[m];
+    }
+    SIMPLEXSG_WIDE_VECTORS
+    static void simplexsg_multiply_one(double *restrict shares, const double *restrict c,
+                                       Py_ssize_t n) {
+        for (Py_ssize_t m = 0; m < n; m++)
+            shares[m] = shares[m] * c[m];
+    }
+    /* The largest of n values >= 0, and 0 if none is larger: four running maxima, which a
+       maximum (exact, of any grouping) allows */
+    SIMPLEXSG_WIDE_VECTORS
+    static double simplexsg_largest(const double *restrict values, Py_ssize_t n) {
+        double top[4] = {0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t m = 0;
+        for (; m + 4 <= n; m += 4)
+            for (int k = 0; k < 4; k++)
+                top[k] = values[m + k] > top[k] ? values[m + k] : top[k];
+        for (; m < n; m++)
+            top[0] = values[m] > top[0] ? values[m] : top[0];
+        top[0] = top[1] > top[0] ? top[1] : top[0];
+        top[2] = top[3] > top[2] ? top[3] : top[2];
+        return top[2] > top[0] ? top[2] : top[0];
+    }
     """
     void simplexsg_add_eight(float* sums, const float** c, const float* x,
                              Py_ssize_t n) noexcept nogil
     void simplexsg_add_one(float* sums, const float* c, float x, Py_ssize_t n) noexcept nogil
+    void simplexsg_multiply_four(double* shares, const double** c, Py_ssize_t n) noexcept nogil
+    void simplexsg_multiply_one(double* shares, const double* c, Py_ssize_t n) noexcept nogil
+    double simplexsg_largest(const double* values, Py_ssize_t n) noexcept nogil
 
 
 cdef enum:
@@ -104,6 +137,8 @@ cdef enum:
     # rows of at most this many counts are drawn from products of probabilities, not from
     # exps of sums of logs (``_candidate_products``)
     PRODUCT_COUNTS = 16
+    # the factors a product pass multiplies each share by at once (``simplexsg_multiply_four``)
+    PRODUCT_FACTORS_AT_ONCE = 4
     # rows of fewer counts, or fewer candidates, than these are not screened in float32
     # (``_screened_shares``): below 32 counts most rows keep more than 1 / KEPT_AT_MOST of
     # their candidates, and a few candidates' exact sums cost less than the screen (docs/
@@ -281,38 +316,38 @@ cdef inline Py_ssize_t _screened_shares(const int64_t[::1] indptr, const int64_t
     return candidates
 
 
-cdef inline bint _candidate_products(const int64_t[::1] indptr, const int64_t[::1] indices,
+cdef inline double _candidate_products(const int64_t[::1] indptr, const int64_t[::1] indices,
                                      const double[::1] data, Py_ssize_t i,
                                      const double[:, ::1] phi, Py_ssize_t candidates,
                                      const double[::1] sorted_weight, bint weighted,
                                      double* shares) noexcept nogil:
     """The shares of ``_candidate_shares`` from products: in ``shares`` each of the first
     ``candidates`` components' ``prod_c phi_jc^x_ic`` for row i (times its weight if
-    ``weighted``), 0 for those UNDERFLOW or more below the best, as the exps of the sums give
-    them. ``phi`` (d, K): the exp of ``_candidate_sums``'s table. A count x multiplies x
-    times (the rows of at most PRODUCT_COUNTS counts). False, the shares unfinished, if the
-    best product is below SIMPLEXSG_SMALLEST_PRODUCT: a share within UNDERFLOW of it might not
-    be a normal double. A product and the exp of the sum of its logs differ by rounding, a few
-    units in the last place of the share."""
-    cdef Py_ssize_t m, p, repeat
-    cdef const double* c
-    cdef double top = 0.0, cutoff
+    ``weighted``); returns the cutoff at or below which a share counts as 0 (UNDERFLOW or more
+    below the best, as the exps of the sums give them). ``phi`` (d, K): the exp of
+    ``_candidate_sums``'s table. A count x multiplies x times (the rows of at most
+    PRODUCT_COUNTS counts). -1, the shares unfinished, if the best product is below
+    SIMPLEXSG_SMALLEST_PRODUCT: a share within UNDERFLOW of it might not be a normal double. A
+    product and the exp of the sum of its logs differ by rounding, a few units in the last
+    place of the share."""
+    cdef Py_ssize_t m, p, repeat, f = 0, factors = 0
+    cdef const double* columns[PRODUCT_COUNTS]      # a column a count, in the row's order
+    cdef double top
     for m in range(candidates):
         shares[m] = sorted_weight[m] if weighted else 1.0
     for p in range(indptr[i], indptr[i + 1]):
-        c = &phi[indices[p], 0]
         for repeat in range(<Py_ssize_t> data[p]):
-            for m in range(candidates):
-                shares[m] = shares[m] * c[m]
-    for m in range(candidates):
-        top = max(top, shares[m])
+            columns[factors] = &phi[indices[p], 0]
+            factors += 1
+    while f + PRODUCT_FACTORS_AT_ONCE <= factors:
+        simplexsg_multiply_four(shares, &columns[f], candidates)
+        f += PRODUCT_FACTORS_AT_ONCE
+    for f in range(f, factors):
+        simplexsg_multiply_one(shares, columns[f], candidates)
+    top = simplexsg_largest(shares, candidates)
     if top < SIMPLEXSG_SMALLEST_PRODUCT:
-        return False
-    cutoff = top * SIMPLEXSG_UNDERFLOW_SHARE
-    for m in range(candidates):
-        if shares[m] <= cutoff:
-            shares[m] = 0.0
-    return True
+        return -1.0
+    return top * SIMPLEXSG_UNDERFLOW_SHARE
 
 
 cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_t[::1] indices,
@@ -323,10 +358,12 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
                                          const double[::1] sorted_log_weight,
                                          const double[::1] sorted_weight, double log_slice,
                                          bint weighted, double* shares, float* approx,
-                                         int64_t* kept) noexcept nogil:
+                                         int64_t* kept, double* floor) noexcept nogil:
     """The candidates of row i (``_candidates``): their number (0 if none has a finite sum),
-    and in ``shares`` each one's likelihood (times its weight if ``weighted``) over the
-    best's, 0 for those UNDERFLOW or more below it. From products (``_candidate_products``) on
+    in ``shares`` each one's likelihood (times its weight if ``weighted``) over the best's,
+    and in ``floor`` the share at or below which a candidate counts as 0, being UNDERFLOW or
+    more below the best (the products' cutoff; 0 for the exps, which give those 0). From
+    products (``_candidate_products``) on
     a row of at most PRODUCT_COUNTS counts, where most candidates are within UNDERFLOW of the
     best and their exps would be most of the draw's cost; otherwise, or if the products are
     too small, from the exps of sums of logs, which only the candidates within 64 nats of the
@@ -338,10 +375,13 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
     cdef double top = -INFINITY, counts = 0.0
     for p in range(indptr[i], indptr[i + 1]):
         counts = counts + data[p]
-    if counts <= PRODUCT_COUNTS and _candidate_products(indptr, indices, data, i, phi,
-                                                        candidates, sorted_weight, weighted,
-                                                        shares):
-        return candidates
+    floor[0] = -1.0
+    if counts <= PRODUCT_COUNTS:
+        floor[0] = _candidate_products(indptr, indices, data, i, phi, candidates,
+                                       sorted_weight, weighted, shares)
+        if floor[0] >= 0.0:
+            return candidates
+    floor[0] = 0.0
     if screen and counts >= SCREEN_COUNTS and candidates >= SCREEN_CANDIDATES:
         screened = _screened_shares(indptr, indices, data, i, log_phi, order, table32,
                                     candidates, sorted_log_weight, weighted, shares, approx,
@@ -379,25 +419,27 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
     ``last_label[m]``: the largest label among the first m + 1 of that order. ``shares``,
     ``approx`` and ``kept``: scratch space of K doubles, floats and indices; ``marked``: K
     bits, all clear, and left clear. The draw is an inverse CDF over the candidates' shares
-    in their labels' order: the same draws whatever the layout. The candidates are marked in
-    a bitmap by label, and the two sums of the draw walk its set bits, so they cost the
-    candidates and a word per 64 labels, not a test of every label up to the last
-    candidate's.
+    in their labels' order: the same draws whatever the layout. The candidates of positive
+    share are marked in a bitmap by label, and the two sums of the draw walk its set bits, so
+    they cost those candidates and a word per 64 labels, not a test of every label up to the
+    last candidate's (a share of 0, most of a short row's candidates among thousands, adds
+    nothing to either sum).
     """
     cdef Py_ssize_t j, m, w, words
     cdef uint64_t bits
-    cdef double total = 0.0, cumulative = 0.0
+    cdef double total = 0.0, cumulative = 0.0, floor
     cdef int64_t chosen = -1
     cdef Py_ssize_t candidates = _candidate_shares(indptr, indices, data, i, table, table32,
                                                    screen, log_phi, order, phi,
                                                    sorted_log_weight,
                                                    sorted_weight, log_slice, weighted, shares,
-                                                   approx, kept)
+                                                   approx, kept, &floor)
     if candidates == 0:
         return -1
     words = (last_label[candidates - 1] >> 6) + 1
-    for m in range(candidates):
-        marked[order[m] >> 6] |= (<uint64_t> 1) << (order[m] & 63)
+    for m in range(candidates):                # a share of 0 adds nothing, and is not drawn
+        if shares[m] > floor:
+            marked[order[m] >> 6] |= (<uint64_t> 1) << (order[m] & 63)
     for w in range(words):                     # the candidates in label order: total
         bits = marked[w]
         while bits:
@@ -409,9 +451,8 @@ cdef int64_t _allocate_row(const int64_t[::1] indptr, const int64_t[::1] indices
         while bits and cumulative <= uniform:
             j = (w << 6) + SIMPLEXSG_LOWEST_BIT(bits)
             bits = bits & (bits - 1)
-            if shares[rank[j]] > 0.0:
-                cumulative = cumulative + shares[rank[j]]
-                chosen = j
+            cumulative = cumulative + shares[rank[j]]
+            chosen = j
         marked[w] = 0
     return chosen
 

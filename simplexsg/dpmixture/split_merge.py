@@ -308,8 +308,8 @@ class SplitMerge:
                 if proposal is None:
                     spent = True
                     continue
-                running = sum(p.future is not None and not p.future.done() for p in pending)
-                if pool is not None and proposal.work >= OVERLAP_ROWS and running < workers:
+                if pool is not None and proposal.work >= OVERLAP_ROWS and sum(
+                        p.future is not None and not p.future.done() for p in pending) < workers:
                     # where the generator and the tally are after it
                     proposal.generator_state = rng.bit_generator.state
                     proposal.tally = dataclasses.replace(tally)

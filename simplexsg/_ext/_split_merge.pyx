@@ -721,23 +721,22 @@ def shift_labels_in_place(int64_t[::1] occupancy, double[::1] rows_from,
     the occupied labels in increasing order; ``before``, the label before of each label, its
     entries swapped as the components move. Returns (shifts accepted, labels in use)."""
     cdef Py_ssize_t t, c, b, j, at, low, high, accepted = 0, n_occupied = occupied.shape[0]
+    cdef Py_ssize_t labels_held = 0
     cdef int64_t n, label
+    cdef bint in_order = n_occupied > 0
     if not (rows_from.shape[0] == occupancy.shape[0] + 1 == before.shape[0] + 1
             and n_labels + down.shape[0] <= occupancy.shape[0]
             and picks.shape[0] == log_u.shape[0] == down.shape[0]):
         raise ValueError("shift_labels_in_place: the labels' arrays need room for a label "
                          "per proposal, and one uniform of each kind a proposal")
-    cdef Py_ssize_t nonempty = 0
-    for j in range(n_labels):
-        nonempty += occupancy[j] > 0
+    for j in range(n_labels):                   # the shifts index occupied by the uniforms
+        labels_held += occupancy[j] > 0
     for j in range(n_occupied):
-        if (occupied[j] < 0 or occupied[j] >= n_labels or occupancy[occupied[j]] <= 0
-                or j and occupied[j] <= occupied[j - 1]):
-            nonempty = -1
+        in_order = in_order and 0 <= occupied[j] < n_labels and occupancy[occupied[j]] > 0
+        in_order = in_order and (j == 0 or occupied[j] > occupied[j - 1])
     for t in range(picks.shape[0]):
-        if not 0.0 <= picks[t] < 1.0:
-            nonempty = -1
-    if n_occupied == 0 or nonempty != n_occupied:
+        in_order = in_order and 0.0 <= picks[t] < 1.0
+    if not in_order or labels_held != n_occupied:
         raise ValueError("shift_labels_in_place: occupied must be the occupied labels in "
                          "increasing order, and picks uniforms in [0, 1)")
     with nogil:

@@ -42,7 +42,9 @@ cdef enum:
     # instead of walking both, where the other holds this many times more (``_merged_gain``)
     SPARSE_MERGE_RATIO = 8
     # rows ahead of the one a split-merge pass is at whose place in indptr, and then whose
-    # counts, it starts loading (``_prefetch_ahead``)
+    # counts, it starts loading (``_prefetch_ahead``). A shuffled pass draws its order's
+    # positions INDPTR_AHEAD rows ahead on the stream its sides' uniforms come from, so this
+    # one is part of the draws: another value makes other moves
     INDPTR_AHEAD = 16
     ROW_AHEAD = 8
     # 8-byte entries of a 64-byte cache line: the prefetch of a row's counts touches each line

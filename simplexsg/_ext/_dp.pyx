@@ -281,9 +281,10 @@ cdef inline Py_ssize_t _screened_shares(const int64_t[::1] indptr, const int64_t
     max_m (a_m - e_m); a candidate whose a_m + e_m is more than UNDERFLOW below it is more
     than UNDERFLOW below the best, and its share is 0 without its exact sum. The others (the
     best among them) get their exact sums (``_kept_sums``), and from them the exact shares.
-    Returns ``candidates``, or -1 where the screen cannot decide (every float sum non-finite, a row of more than SCREEN_MAX_ENTRIES counts) or
-    keeps more than 1 / KEPT_AT_MOST of the candidates (short rows): the caller then takes
-    every candidate's exact sum. ``approx``: scratch space of K floats;
+    Returns ``candidates``, or -1 where the screen cannot decide (every float sum
+    non-finite, a row of more than SCREEN_MAX_ENTRIES counts) or keeps more than
+    1 / KEPT_AT_MOST of the candidates (short rows): the caller then takes every candidate's
+    exact sum. ``approx``: scratch space of K floats;
     ``kept``: of K indices."""
     cdef Py_ssize_t k, m, n_kept = 0, n = indptr[i + 1] - indptr[i]
     cdef double a, tolerance, best_below = -INFINITY, top = -INFINITY
@@ -375,7 +376,6 @@ cdef inline Py_ssize_t _candidate_shares(const int64_t[::1] indptr, const int64_
     cdef double top = -INFINITY, counts = 0.0
     for p in range(indptr[i], indptr[i + 1]):
         counts = counts + data[p]
-    floor[0] = -1.0
     if counts <= PRODUCT_COUNTS:
         floor[0] = _candidate_products(indptr, indices, data, i, phi, candidates,
                                        sorted_weight, weighted, shares)

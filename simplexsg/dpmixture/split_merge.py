@@ -249,9 +249,9 @@ class SplitMerge:
         distinct rows): none is made, whatever the budget. ``n_jobs`` > 1: the pass of a
         proposal of at least ``OVERLAP_ROWS`` rows runs on one of ``n_jobs`` threads while
         this one makes the proposals after it as if it were rejected, and applies those it
-        accepts, all undone if it is accepted: the same moves, whatever ``n_jobs``. This thread's own work, Python and the
-        screen, holds the interpreter most of the time, so the passes get ``n_jobs`` threads
-        of their own beside it."""
+        accepts, all undone if it is accepted: the same moves, whatever ``n_jobs``. This
+        thread's own work, Python and the screen, holds the interpreter most of the time, so
+        the passes get ``n_jobs`` threads of their own beside it."""
         return self._run(z, alpha, rng, n_proposals, row_budget, n_jobs).accepted
 
     def propose(self, z, alpha, rng):
@@ -378,14 +378,15 @@ class SplitMerge:
         """Apply ``proposal`` if it was accepted, and count it in ``tally``."""
         if proposal.accepted:
             tally.accepted, tally.accepted_kind = tally.accepted + 1, proposal.kind
+            proposal.moved = np.sort(proposal.moved)
             self._apply(proposal, z, blocks)
 
     def _apply(self, proposal, z, blocks, undo=False):
-        """Move the rows of an accepted ``proposal`` in z, the blocks and the screen's
-        components; ``undo``: move them back, the state before it to the bit."""
+        """Move the rows ``proposal.moved`` (sorted) of an accepted ``proposal`` in z, the
+        blocks and the screen's components; ``undo``: move them back, the state before it to
+        the bit."""
         if not undo:
             proposal.labels_before = blocks.occupancy.size
-            proposal.moved = np.sort(proposal.moved)
             blocks.move(z, proposal.moved, proposal.target, proposal.source)
         else:
             blocks.move(z, proposal.moved, proposal.source, proposal.target,
@@ -484,9 +485,9 @@ class _Proposal:
     and ``tally``: where the generator and the tally were after its draws; ``applied``: it
     was accepted and applied while a pass before it ran (``SplitMerge._pipeline``), and
     ``moved`` and ``labels_before`` (the labels the blocks had) undo it. With a delayed
-    acceptance,
-    ``check_counts`` (the prefix's counts; 0: none) and ``log_u1``, the first stage's uniform;
-    its pass sets ``log_r1``, the first stage's log ratio (0 without one: passed)."""
+    acceptance, ``check_counts`` (the prefix's counts; 0: none) and ``log_u1``, the first
+    stage's uniform; its pass sets ``log_r1``, the first stage's log ratio (0 without one:
+    passed)."""
     scan_uniforms, work, future, accepted, applied = None, 0, None, None, False
     check_counts, check_rest, log_u1, log_r1 = 0, 0.0, -math.inf, 0.0
 

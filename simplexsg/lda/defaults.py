@@ -14,6 +14,11 @@ SAMPLER_DEFAULTS = {
     "scir": dict(step_size=2.0, step_offset=10.0, step_decay=0.33),
     "sgrld": dict(step_size=0.1, step_offset=1000.0, step_decay=0.6),
 }
+#: SCIR's step_size when topic_word_prior <= SMALL_BETA: with sharp topics the larger step
+#: learns faster; with smoother ones it leaves more minibatch noise ("Step sizes").
+SMALL_BETA_STEP_SIZE = 4.0
+#: See SMALL_BETA_STEP_SIZE.
+SMALL_BETA = 0.01
 #: Smallest step_size: SCIR's Poisson rate, about theta / h, must not overflow ("Step sizes").
 MIN_STEP_SIZE = 1e-8
 
@@ -93,16 +98,18 @@ def resolve_params(params):
     """The values of the parameters ``params`` (``LDA.get_params()``, validated) that need no
     data: a dict of ``alpha``, ``beta``, ``step_size``, ``step_offset``, ``step_decay``,
     ``gibbs_burn_in`` (each None replaced by its default) and ``learn_alpha`` (None, "symmetric"
-    or "per_topic")."""
-    schedule = SAMPLER_DEFAULTS[params["sampler"]]
-
+    or "per_topic"). SCIR's default step_size is SMALL_BETA_STEP_SIZE when beta <= SMALL_BETA."""
     def value(name, default):
         return default if params[name] is None else params[name]
 
+    beta = float(value("topic_word_prior", TOPIC_WORD_PRIOR))
+    schedule = dict(SAMPLER_DEFAULTS[params["sampler"]])
+    if params["sampler"] == "scir" and beta <= SMALL_BETA:
+        schedule["step_size"] = SMALL_BETA_STEP_SIZE
     learn = params["learn_doc_topic_prior"]
     return dict(
         alpha=float(value("doc_topic_prior", DOC_TOPIC_PRIOR)),
-        beta=float(value("topic_word_prior", TOPIC_WORD_PRIOR)),
+        beta=beta,
         **{name: float(value(name, schedule[name])) for name in schedule},
         gibbs_burn_in=int(value("gibbs_burn_in",
                                 min(DEFAULT_SWEEP_BURN_IN, params["n_gibbs"] // 2))),

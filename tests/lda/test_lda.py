@@ -108,6 +108,25 @@ def test_scir_beats_sgrld_on_the_bundled_corpus(wiki_sample):
         assert scir.perplexity(X_test) < sgrld.perplexity(X_test), seed
 
 
+@pytest.mark.parametrize("beta, sampler, step_size, expected", [
+    (0.01, "scir", None, 4.0), (0.001, "scir", None, 4.0), (0.1, "scir", None, 2.0),
+    (None, "scir", None, 2.0), (0.011, "scir", None, 2.0), (0.01, "scir", 3.0, 3.0),
+    (0.01, "sgrld", None, 0.1)])
+def test_scir_default_step_size_follows_the_topic_word_prior(synthetic, beta, sampler, step_size,
+                                                              expected):
+    # step_size=None: SCIR takes 4.0 at topic_word_prior <= 0.01 (sharp topics), 2.0 above
+    # (the default prior 0.1); an explicit step and SGRLD's schedule are left alone. The rule
+    # reaches the chain: the default fit is the fit with the step written out.
+    X = synthetic[0][:60]
+    params = dict(topic_word_prior=beta, sampler=sampler, max_iter=2, n_gibbs=2,
+                  random_state=0)
+    default = LDA(3, step_size=step_size, **params).fit(X)
+    explicit = LDA(3, step_size=expected, **params).fit(X)
+    np.testing.assert_array_equal(default.components_, explicit.components_)
+    other = LDA(3, step_size=2.0 if expected != 2.0 else 4.0, **params).fit(X)
+    assert not np.array_equal(default.components_, other.components_)
+
+
 @pytest.mark.parametrize("n_docs, batch, passes", [(40, 50, 60), (100, 50, 30), (200, 67, 20),
                                                    (5000, 1667, 20), (40_000, 6000, 9)])
 def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes):

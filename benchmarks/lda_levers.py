@@ -8,7 +8,8 @@ by corpus size, beta in {0.01, 0.1}, alpha 0.1) and its evaluator (document comp
 the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 
 * ``step4``, ``step8``: a larger SCIR step size (4 or 8 instead of 2.0): the topics forget the
-  previous minibatches faster (e^-h = 0.02, 3e-4);
+  previous minibatches faster (e^-h = 0.02, 3e-4); at beta <= 0.01 the default is itself 4.0
+  (``SMALL_BETA_STEP_SIZE``), so there ``step4`` repeats it;
 * ``sweeps4x30``, ``sweeps3x40``: fewer local sweeps per visit and more passes, about the
   same number of sweeps per token as the default 6 x 20;
 * ``sweeps5b1``, ``sweeps4b1``, ``sweeps4b0``: fewer sweeps per visit at the default 20
@@ -55,8 +56,9 @@ def noise_matched(steps_per_pass):
     A step's counts are scaled by D / batch = S (steps per pass), so the minibatch noise they
     add to the topics has variance proportional to S, and the SCIR step (an AR(1) with
     coefficient e^-h over steps) keeps a fraction (1 - e^-h) / (1 + e^-h) = tanh(h / 2) of it:
-    S tanh(h / 2) is held at the default's value (S = 3, h = 2), and the offset is scaled so
-    that the schedule decays over the same number of passes."""
+    S tanh(h / 2) is held at the value of three steps a pass with ``SAMPLER_DEFAULTS``' step
+    (S = 3, h = 2; the default at beta > 0.01), and the offset is scaled so that the schedule
+    decays over the same number of passes."""
     scir = SAMPLER_DEFAULTS["scir"]
     ratio = STEPS_PER_PASS / steps_per_pass * math.tanh(scir["step_size"] / 2)
     return dict(step_size=2 * math.atanh(ratio),

@@ -4,7 +4,7 @@ them to the running average, with no (topics x words) temporary.
 
 Row k of ``theta`` (K, W) targets ``Dirichlet(beta + est_k)``, where ``est_k`` are the estimated
 full-data counts of topic k: given sparse, since a minibatch touches few words, plus, when the
-local step split off the alpha part (``simplexsg._ext._lda_gibbs``), ``alpha_k (topics[k, w]
+local step counted in expectation (``simplexsg._ext._lda_gibbs``), ``alpha_k (topics[k, w]
 column_scale[w]) spread[w]`` (``spread[w]`` is zero for the words that have none;
 ``column_scale[w]``, one over the word's largest topic value, keeps the product at most 1
 however small the column). Per row:

@@ -57,20 +57,19 @@ miss per token at large K): each token's topics of the kept sweeps are recorded 
 after the sweeps the tokens are grouped by word and counted, one word at a time, into sparse
 (word, topic, count) triples.
 
-The alpha part (``alpha_part``, for the training step's counts). The conditional splits into
-a count part ``n_k phi[k, w]`` and an alpha part ``alpha_k phi[k, w]``; a kept token drawn on
-topic k is recorded on k with probability ``n_k / (alpha_k + n_k)`` (n_k without the token)
-and otherwise in its word's alpha count ``A_w``. The draw mostly says which for free: the
-direct draw picks the part first, and so does the envelope for a top topic; only a non-top
-topic drawn from the envelope's ``n_k eps_w`` part needs one more uniform
-(``_alpha_part_of``). Given the other tokens, the record lands on k with probability
-``n_k phi[k, w] / T`` (T the conditional's total), and in ``A_w`` with probability
-``sum_k alpha_k phi[k, w] / T``; so ``record on k + A_w q_w(k)``, with ``q_w(k) = alpha_k
-phi[k, w] / sum_j alpha_j phi[j, w]``, has the expectation of the token's indicator of topic
-k: the alpha part's draw over the K topics is replaced by its conditional expectation
-(Rao-Blackwellised), which the global step adds in its pass over the topics
-(``simplexsg.lda.topics``). On short documents a third of the tokens sit alone on their
-topic (n_k = 0), so a third of the counts lose that noise.
+Counts in expectation (``rao_blackwell``, the training step's counts). Given the other
+tokens, a kept token of word w lands on topic k with probability ``(alpha_k + n_k) f_k / T``
+(T the conditional's total): instead of its draw, that whole vector is counted
+(Rao-Blackwellised), which has the draw's expectation and less noise; the chain itself, and so
+its law, is the same. Its count part ``n_k f_k / T`` covers the topics in use
+(``_add_expectation``, O(topics in use) a kept draw); its alpha part ``A_w / T``, with A_w =
+``sum_k alpha_k f_k``, is summed per word, and the global step spreads it over the K topics by
+``alpha_k phi[k, w] / sum_j alpha_j phi[j, w]`` (``simplexsg.lda.global_step``). A document's
+count parts are summed per run of its tokens (tokens of one word come together) in a dense
+scratch row of K per run, then appended to its thread's output as (topic, value) pairs
+(``_emit_expectations``), the values rounded to multiples of 2^-24 (``EXPECTATION_UNIT``);
+after the sweeps each word's runs are summed as integers (``_expected_word_topic``), so the
+sums depend neither on the threads nor on how the documents are split.
 
 Documents are independent given the topics. Document d draws only from its own bit generator
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.
@@ -78,10 +77,10 @@ Documents are independent given the topics. Document d draws only from its own b
 This file is the kernel alone: the CSR helpers it uses (index checks, the grouping of tokens by
 word) and the minibatch's token arrays are in ``_sparse.pyx``.
 """
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from libc.stdlib cimport calloc, free, malloc, qsort
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from posix.stdlib cimport posix_memalign
 from numpy.random cimport bitgen_t
 
@@ -105,15 +104,17 @@ cdef enum:
     PREFETCH_LINES = 16  # lines of each of a word's two rows prefetched
     DIRECT_MARGIN = 24   # default: direct draws while topics in use <= top topics + this
     WORD_BLOCK = 64      # words a thread takes at a time when building their tables
-    COUNT_PART = 0       # the envelope parts a draw came from (``part`` of the draws)
-    ALPHA_PART = 1
-    REST_PART = 2
     N_TOP_CUTS = 6       # cut-offs of the top topics, below
 #: ``direct_margin`` that makes every draw go the rejection way (a word has at most TOP_MAX top
 #: topics), for tests.
 REJECTION_ALWAYS = -1 - TOP_MAX
 #: A word's top topics are those past the first of these f_k that at most TOP_MAX topics pass.
 cdef double[N_TOP_CUTS] TOP_CUTS = [1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 3.0 / 4, 15.0 / 16]
+#: Counts in expectation are summed across documents as integer multiples of 1 / this (2^24):
+#: integer sums do not depend on their order, so neither on the threads nor on how the
+#: documents are split (``simplexsg.lda.distributed``), and their float64 totals stay exact
+#: up to 2^29. Rounding moves a run's value by at most 3e-8.
+cdef double EXPECTATION_UNIT = 16777216.0
 
 
 cdef struct WordTable:
@@ -121,6 +122,23 @@ cdef struct WordTable:
     int32_t n_top
     int32_t top[TOP_MAX]       # the topics with f_k > eps, by decreasing f_k
     double top_fit[TOP_MAX]    # their f_k
+
+
+cdef struct Expectations:
+    # A thread's state for the counts in expectation (``rao_blackwell``): for the document
+    # being swept, acc[r * K + k] sums n_k / T over the kept draws of its r-th run of
+    # tokens (a run: consecutive tokens of one word), T the conditional's total; the topics
+    # with a column in use are ``touched[:n_touched]`` (``is_touched`` flags them). Each
+    # finished document's values are appended to out_topic / out_value.
+    double* acc
+    Py_ssize_t acc_size
+    int32_t* touched
+    char* is_touched
+    Py_ssize_t n_touched
+    int32_t* out_topic
+    int64_t* out_value         # in units of 1 / EXPECTATION_UNIT
+    Py_ssize_t out_size
+    Py_ssize_t out_capacity
 
 
 cdef inline Py_ssize_t _invert(const double* cdf, Py_ssize_t n, double x) noexcept nogil:
@@ -137,10 +155,9 @@ cdef inline Py_ssize_t _invert(const double* cdf, Py_ssize_t n, double x) noexce
 
 cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, const int64_t* n_dk,
                              const int32_t* topics, Py_ssize_t n_used, double* cdf,
-                             Py_ssize_t n_topics, bitgen_t* rng, int* part) noexcept nogil:
+                             Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
     """The exact draw of SparseLDA: the count part ``n_k f_k`` summed over the topics in use,
-    then the alpha part by inverting its cumulative sums. O(topics in use + log K). ``part``
-    receives the part drawn from: COUNT_PART or ALPHA_PART."""
+    then the alpha part by inverting its cumulative sums. O(topics in use + log K)."""
     cdef Py_ssize_t j, k
     cdef double count_mass = 0.0, alpha_mass = alpha_cdf[n_topics - 1], x
     for j in range(n_used):
@@ -152,10 +169,8 @@ cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, 
         j = 0
         while not x < cdf[j]:
             j += 1
-        part[0] = COUNT_PART
         return topics[j]
     x -= count_mass
-    part[0] = ALPHA_PART
     return _invert(alpha_cdf, n_topics, x if x < alpha_mass else 0.0)
 
 
@@ -182,15 +197,13 @@ cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const Wo
                             const double* alpha, const int64_t* n_dk,
                             const int32_t* z, Py_ssize_t i, Py_ssize_t n_other,
                             const int32_t* topics, Py_ssize_t n_used, double* cdf,
-                            Py_ssize_t n_topics, bitgen_t* rng, int* part) noexcept nogil:
+                            Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
     """One exact draw from ∝ (alpha_k + n_dk[k]) fit[k] for token i (module docstring).
 
     ``fit`` and ``alpha_cdf`` are the word's f_k and cumulative sums of alpha_k f_k. ``n_dk``
     excludes token i; the other tokens are ``z[0 .. n_other]`` without index i (so in the
     sequential start, where ``n_other == i``, the tokens before i). ``topics[:n_used]`` lists
-    the topics with n_dk > 0; ``cdf`` is scratch of n_topics entries. ``part`` receives the
-    envelope's part the draw came from: COUNT_PART, ALPHA_PART, or REST_PART (``n_k eps_w``,
-    a topic not in top: see ``_alpha_part_of``).
+    the topics with n_dk > 0; ``cdf`` is scratch of n_topics entries.
     """
     cdef Py_ssize_t trial, j, k, max_trials = 2 + (n_used >> 3)
     cdef int64_t n_top_tokens = 0, c
@@ -209,24 +222,21 @@ cdef Py_ssize_t _draw_topic(const double* fit, const double* alpha_cdf, const Wo
             j = 0
             while not x < cdf[j]:
                 j += 1
-            part[0] = COUNT_PART
             return word.top[j]
         x -= top_mass
         if x < alpha_mass:
             k = _invert(alpha_cdf, n_topics, x)
             f = fit[k]
-            part[0] = ALPHA_PART
             if f > eps:                     # a top topic: its g(k) is the conditional
                 return k
         elif rest_mass > 0.0:
             k = _other_token_topic(fit, eps, z, i, n_other, rng)
             f = fit[k]
-            part[0] = REST_PART
         else:                               # x rounded up past the top and alpha parts
             continue
         if rng.next_double(rng.state) * (alpha[k] * f + n_dk[k] * eps) < (alpha[k] + n_dk[k]) * f:
             return k
-    return _direct_draw(fit, alpha_cdf, n_dk, topics, n_used, cdf, n_topics, rng, part)
+    return _direct_draw(fit, alpha_cdf, n_dk, topics, n_used, cdf, n_topics, rng)
 
 
 cdef inline void _add_token(Py_ssize_t k, int64_t* n_dk, int32_t* topics, int32_t* position,
@@ -283,17 +293,28 @@ cdef inline void _prefetch_start(const int32_t* words, Py_ssize_t n_tokens, cons
         _prefetch_word(words[i], fit, alpha_cdf, tables, n_topics, step)
 
 
-cdef inline bint _alpha_part_of(int part, double alpha_k, int64_t n_k, double f, double eps,
-                                bitgen_t* rng) noexcept nogil:
-    """Whether a token drawn on topic k goes to the alpha part: with probability alpha_k /
-    (alpha_k + n_k) given k (n_k its other tokens on k, f = f_k; module docstring). The part
-    it was drawn from gives that for free, but for REST_PART (k not a top topic: the envelope's
-    ``n_k eps`` part, whose share of the accepted k, ``n_k eps / (alpha_k f + n_k eps)``, is
-    more than the count part's): then with probability ``alpha_k (eps - f) / ((alpha_k + n_k)
-    eps)``, which makes up the difference."""
-    if part != REST_PART:
-        return part == ALPHA_PART
-    return rng.next_double(rng.state) * (alpha_k + <double> n_k) * eps < alpha_k * (eps - f)
+cdef inline void _add_expectation(Expectations* e, Py_ssize_t row, double* run_alpha,
+                                  const double* fit, double alpha_mass, const int64_t* n_dk,
+                                  const int32_t* topics, Py_ssize_t n_used) noexcept nogil:
+    """Counts a token's draw by its conditional ``(alpha_k + n_dk[k]) fit[k] / T`` (``n_dk``
+    without the token; T the total, ``alpha_mass`` its alpha part): ``n_dk[k] / T`` added to
+    ``e.acc[row + k]`` for the topics in use (``fit`` is applied once per run, in
+    ``_emit_expectations``), ``alpha_mass / T`` to ``run_alpha[0]``."""
+    cdef Py_ssize_t j, k
+    cdef double total = alpha_mass
+    cdef double* acc = e.acc + row
+    for j in range(n_used):
+        k = topics[j]
+        total += <double> n_dk[k] * fit[k]
+    total = 1.0 / total
+    run_alpha[0] += alpha_mass * total
+    for j in range(n_used):
+        k = topics[j]
+        if not e.is_touched[k]:
+            e.is_touched[k] = 1
+            e.touched[e.n_touched] = <int32_t> k
+            e.n_touched += 1
+        acc[k] += <double> n_dk[k] * total
 
 
 cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
@@ -303,7 +324,8 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
                            int64_t* n_dk, int32_t* topics, int32_t* position, double* cdf,
                            int64_t* n_dk_sum, int32_t* kept, int64_t* n_dk_last,
                            bint warm, Py_ssize_t direct_margin,
-                           Py_ssize_t prefetch_step, bint alpha_part) noexcept nogil:
+                           Py_ssize_t prefetch_step, Expectations* expect,
+                           double* run_alpha) noexcept nogil:
     """All sweeps of one document. ``z`` holds the document's assignments: read as the start
     when ``warm``, else drawn by the sequential start; the final ones on return. ``n_dk``,
     ``topics``, ``position`` and ``cdf`` are scratch of length n_topics; ``n_dk_sum`` is the
@@ -311,10 +333,11 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     (n_tokens x kept sweeps), or NULL, receives each token's topic after each kept sweep;
     ``n_dk_last`` the document's row for its counts after the last sweep, or NULL. A token of
     word w is drawn directly while the document uses at most ``tables[w].n_top +
-    direct_margin`` topics, else by rejection. With ``alpha_part``, a kept token is recorded
-    as topic ``n_topics`` when it goes to the alpha part (``_alpha_part_of``)."""
-    cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in
-    cdef int sweep, part
+    direct_margin`` topics, else by rejection. With ``expect`` (else NULL), each kept draw
+    is counted by its conditional instead (``_add_expectation``), into ``expect`` and the
+    document's runs' entries of ``run_alpha``."""
+    cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in, run
+    cdef int sweep
     for k in range(n_topics):
         n_dk[k] = 0
     if n_dk_sum != NULL:
@@ -334,29 +357,31 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
             w = words[i]
             if n_used <= tables[w].n_top + direct_margin:
                 k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
-                                 n_used, cdf, n_topics, rng, &part)
+                                 n_used, cdf, n_topics, rng)
             else:
                 k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
-                                n_dk, z, i, i, topics, n_used, cdf, n_topics, rng, &part)
+                                n_dk, z, i, i, topics, n_used, cdf, n_topics, rng)
             z[i] = <int32_t> k
         _add_token(k, n_dk, topics, position, &n_used)
     for sweep in range(n_sweeps):
+        run = -1
         for i in range(n_tokens):
             w = words[i]
             _remove_token(z[i], n_dk, topics, position, &n_used)
+            if expect != NULL and sweep >= burn_in:
+                if i == 0 or w != words[i - 1]:
+                    run += 1
+                _add_expectation(expect, run * n_topics, run_alpha + run, fit + w * n_topics,
+                                 alpha_cdf[w * n_topics + n_topics - 1], n_dk, topics, n_used)
             if n_used <= tables[w].n_top + direct_margin:
                 k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
-                                 n_used, cdf, n_topics, rng, &part)
+                                 n_used, cdf, n_topics, rng)
             else:
                 k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
-                                n_dk, z, i, n_tokens - 1, topics, n_used, cdf, n_topics, rng,
-                                &part)
+                                n_dk, z, i, n_tokens - 1, topics, n_used, cdf, n_topics, rng)
             z[i] = <int32_t> k
             if sweep >= burn_in and kept != NULL:
-                kept[i * n_kept + sweep - burn_in] = <int32_t> (
-                    n_topics if alpha_part and _alpha_part_of(
-                        part, alpha[k], n_dk[k], fit[w * n_topics + k], tables[w].eps, rng)
-                    else k)
+                kept[i * n_kept + sweep - burn_in] = <int32_t> k
             _add_token(k, n_dk, topics, position, &n_used)
         if sweep >= burn_in and n_dk_sum != NULL:
             for j in range(n_used):
@@ -365,6 +390,91 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     if n_dk_last != NULL:
         for k in range(n_topics):
             n_dk_last[k] = n_dk[k]
+
+
+cdef inline int64_t _in_units(double v) noexcept nogil:
+    """v >= 0 rounded to the nearest multiple of 1 / EXPECTATION_UNIT, in those units."""
+    return <int64_t> (v * EXPECTATION_UNIT + 0.5)
+
+
+cdef Expectations* _new_expectations(Py_ssize_t n_topics) noexcept nogil:
+    """A thread's ``Expectations``, empty; NULL when memory runs out."""
+    cdef Expectations* e = <Expectations*> calloc(1, sizeof(Expectations))
+    if e == NULL:
+        return NULL
+    e.touched = <int32_t*> malloc(n_topics * sizeof(int32_t))
+    e.is_touched = <char*> calloc(n_topics, sizeof(char))
+    if e.touched == NULL or e.is_touched == NULL:
+        _free_expectations(e)
+        return NULL
+    return e
+
+
+cdef void _free_expectations(Expectations* e) noexcept nogil:
+    if e != NULL:
+        free(e.acc)
+        free(e.touched)
+        free(e.is_touched)
+        free(e.out_topic)
+        free(e.out_value)
+        free(e)
+
+
+cdef int _reserve_runs(Expectations* e, Py_ssize_t n_topics, Py_ssize_t n_runs) noexcept nogil:
+    """Room in ``e.acc`` (zeros) for a document of ``n_runs`` runs. Returns 1 when memory
+    runs out, else 0."""
+    if n_topics * n_runs > e.acc_size:
+        free(e.acc)
+        e.acc_size = max(n_topics * n_runs, 2 * e.acc_size)
+        e.acc = <double*> calloc(e.acc_size, sizeof(double))
+        if e.acc == NULL:
+            e.acc_size = 0
+            return 1
+    return 0
+
+
+cdef int _emit_expectations(Expectations* e, const int32_t* words, Py_ssize_t n_tokens,
+                            Py_ssize_t n_runs, const double* fit, Py_ssize_t n_topics,
+                            int64_t* run_offset, int64_t* run_length) noexcept nogil:
+    """Appends each run's expected counts of the document just swept, ``acc`` times the
+    word's f_k in units of 1 / EXPECTATION_UNIT (zeros left out), topics increasing, to the
+    thread's output (the run's entries start at ``run_offset[run]``, ``run_length[run]`` of
+    them), and clears ``acc``. Returns 1 when memory runs out, else 0."""
+    cdef Py_ssize_t i, j, k, w, run = -1, capacity
+    cdef int64_t v
+    cdef int32_t* topics
+    cdef int64_t* values
+    qsort(e.touched, e.n_touched, sizeof(int32_t), &_compare_int32)
+    if e.out_size + n_runs * e.n_touched > e.out_capacity:
+        capacity = max(e.out_size + n_runs * e.n_touched, 2 * e.out_capacity)
+        topics = <int32_t*> realloc(e.out_topic, capacity * sizeof(int32_t))
+        if topics != NULL:
+            e.out_topic = topics
+        values = <int64_t*> realloc(e.out_value, capacity * sizeof(int64_t))
+        if values != NULL:
+            e.out_value = values
+        if topics == NULL or values == NULL:
+            return 1
+        e.out_capacity = capacity
+    for i in range(n_tokens):
+        if i > 0 and words[i] == words[i - 1]:
+            continue
+        run += 1
+        w = words[i]
+        run_offset[run] = e.out_size
+        for j in range(e.n_touched):
+            k = e.touched[j]
+            v = _in_units(e.acc[run * n_topics + k] * fit[w * n_topics + k])
+            e.acc[run * n_topics + k] = 0.0
+            if v > 0:
+                e.out_topic[e.out_size] = <int32_t> k
+                e.out_value[e.out_size] = v
+                e.out_size += 1
+        run_length[run] = e.out_size - run_offset[run]
+    for j in range(e.n_touched):
+        e.is_touched[e.touched[j]] = 0
+    e.n_touched = 0
+    return 0
 
 
 cdef inline void _insert_top(int32_t* top, double* top_fit, Py_ssize_t n, Py_ssize_t k,
@@ -472,17 +582,53 @@ cdef int _compare_int32(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef Py_ssize_t _flush_word(int64_t* sums, int32_t* touched, Py_ssize_t m, Py_ssize_t n_topics,
+                            int32_t* out_topic, int64_t* out_value) noexcept nogil:
+    """Writes one word's sums, ``sums[touched[:m]]`` (the topics with a positive sum, in any
+    order), as increasing topics and their sums to ``out_topic`` / ``out_value``, clears
+    them and returns m."""
+    cdef Py_ssize_t j, k
+    if m * 16 < n_topics:                   # few topics: sort them; else scan all in order
+        qsort(touched, m, sizeof(int32_t), &_compare_int32)
+    else:
+        m = 0
+        for k in range(n_topics):
+            if sums[k] > 0:
+                touched[m] = <int32_t> k
+                m = m + 1
+    for j in range(m):
+        k = touched[j]
+        out_topic[j] = <int32_t> k
+        out_value[j] = sums[k]
+        sums[k] = 0
+    return m
+
+
+def _compact_rows(int64_t[::1] indptr, const int64_t[::1] slot_ptr,
+                  const int32_t[::1] slot_topic, const int64_t[::1] slot_value, int n_threads):
+    """(indptr, topics, values) of rows written at ``slot_ptr[w]``, ``indptr[w + 1]`` entries
+    each (turned into offsets in place), copied next to each other."""
+    cdef Py_ssize_t n_words = indptr.shape[0] - 1, w, j
+    for w in range(n_words):
+        indptr[w + 1] += indptr[w]
+    cdef int32_t[::1] topics = np.empty(indptr[n_words], dtype=np.int32)
+    cdef int64_t[::1] values = np.empty(indptr[n_words], dtype=np.int64)
+    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="static"):
+        for j in range(indptr[w + 1] - indptr[w]):
+            topics[indptr[w] + j] = slot_topic[slot_ptr[w] + j]
+            values[indptr[w] + j] = slot_value[slot_ptr[w] + j]
+    return np.asarray(indptr), np.asarray(topics), np.asarray(values)
+
+
 cdef int _count_by_word(const int64_t* word_start, const int64_t* order, Py_ssize_t n_words,
                         const int32_t* kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
                         const int64_t* slot_ptr, int32_t* out_topic, int64_t* out_count,
-                        int64_t* nnz, int64_t* alpha_count, int n_threads) noexcept nogil:
+                        int64_t* nnz, int n_threads) noexcept nogil:
     """Word-topic counts of the kept assignments, one word at a time, in parallel over the
     words: word w's distinct topics (increasing) and counts go to ``out_topic/out_count[
-    slot_ptr[w]:]``, their number to ``nnz[w]``, its records of the alpha part (topic
-    ``n_topics``) to ``alpha_count[w]``. Returns 1 when scratch space cannot be allocated,
-    else 0."""
-    cdef Py_ssize_t w, s, j, m, k, topic
-    cdef int64_t n_alpha
+    slot_ptr[w]:]``, their number to ``nnz[w]``. Returns 1 when scratch space cannot be
+    allocated, else 0."""
+    cdef Py_ssize_t w, s, j, m, k
     cdef int64_t* counts = NULL
     cdef int32_t* touched = NULL
     cdef int failed = 0
@@ -496,32 +642,15 @@ cdef int _count_by_word(const int64_t* word_start, const int64_t* order, Py_ssiz
             if counts == NULL or touched == NULL:
                 continue
             m = 0
-            n_alpha = 0
             for j in range(word_start[w], word_start[w + 1]):
                 for s in range(n_kept):
                     k = kept[order[j] * n_kept + s]
-                    if k == n_topics:
-                        n_alpha = n_alpha + 1
-                        continue
                     if counts[k] == 0:
                         touched[m] = <int32_t> k
                         m = m + 1
                     counts[k] += 1
-            if m * 16 < n_topics:           # few topics: sort them; else scan all in order
-                qsort(touched, m, sizeof(int32_t), &_compare_int32)
-            else:
-                m = 0
-                for topic in range(n_topics):
-                    if counts[topic] > 0:
-                        touched[m] = <int32_t> topic
-                        m = m + 1
-            for j in range(m):
-                k = touched[j]
-                out_topic[slot_ptr[w] + j] = <int32_t> k
-                out_count[slot_ptr[w] + j] = counts[k]
-                counts[k] = 0
-            nnz[w] = m
-            alpha_count[w] = n_alpha
+            nnz[w] = _flush_word(counts, touched, m, n_topics, out_topic + slot_ptr[w],
+                                 out_count + slot_ptr[w])
         free(counts)
         free(touched)
     return failed
@@ -532,7 +661,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                  const uintptr_t[::1] bitgens, int n_sweeps, int burn_in,
                  int64_t[:, ::1] n_dk_sum=None, bint word_topic=False, int n_jobs=1,
                  int64_t[:, ::1] n_dk_last=None, int32_t[::1] assignments=None,
-                 Py_ssize_t direct_margin=DIRECT_MARGIN, bint alpha_part=False):
+                 Py_ssize_t direct_margin=DIRECT_MARGIN, bint rao_blackwell=False):
     """Gibbs sweeps over the topic assignments of every document of a minibatch.
 
     Parameters
@@ -581,17 +710,19 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
         rejection from the envelope (O(top topics) and the proposals) otherwise; both are
         exact, so this changes the speed, not the law. ``REJECTION_ALWAYS`` (below -TOP_MAX):
         rejection always (for tests).
-    alpha_part : bool
-        Split each kept token's count between its topic and the alpha part (module
-        docstring); the draws of the chain are the same law either way.
+    rao_blackwell : bool
+        Count each kept draw by its conditional's expectation, not by its topic (module
+        docstring); needs ``word_topic``. The draws of the chain are the same either way.
 
     Returns
     -------
     None, or with ``word_topic`` the sum over the kept sweeps of the word-topic counts as
-    sparse rows ``(indptr int64 (W_b + 1,), topics int32 (nnz,), counts int64 (nnz,),
-    alpha_counts int64 (W_b,))``: word w's topics with a positive count, increasing, are
-    ``topics[indptr[w]:indptr[w + 1]]``; ``alpha_counts[w]``, its tokens' records given to the
-    alpha part (zero without ``alpha_part``).
+    sparse rows ``(indptr int64 (W_b + 1,), topics int32 (nnz,), counts, alpha_counts)``: word
+    w's topics with a positive count, increasing, are ``topics[indptr[w]:indptr[w + 1]]``.
+    Plain counts: ``counts`` int64 (nnz,), ``alpha_counts`` None. With ``rao_blackwell``:
+    ``counts`` float64 (nnz,), the count part's expectations, and ``alpha_counts`` float64
+    (W_b,), word w's expected count of the alpha part, to be spread over the topics by
+    ``alpha_k phi[k, w]``.
     """
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = word_ids.shape[0]
@@ -615,6 +746,8 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                          f"burn_in={burn_in}")
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    if rao_blackwell and not word_topic:
+        raise ValueError("rao_blackwell needs word_topic=True")
     if doc_ptr[0] != 0 or doc_ptr[n_docs] != n_tokens:
         raise ValueError(f"doc_ptr must start at 0 and end at n_tokens={n_tokens}")
     with nogil:
@@ -665,6 +798,28 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef int32_t* kept_ptr = NULL
     cdef int64_t* n_last_ptr = NULL
     cdef int64_t* n_sum_ptr = NULL
+    # runs: a document's consecutive tokens of one word; run_ptr[d] is document d's first
+    cdef Py_ssize_t n_runs = 0
+    cdef int64_t[::1] run_ptr = np.zeros(n_docs + 1 if rao_blackwell else 1, dtype=np.int64)
+    cdef int32_t[::1] run_word = np.empty(n_tokens if rao_blackwell else 0, dtype=np.int32)
+    if rao_blackwell:
+        with nogil:
+            for d in range(n_docs):
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    if i == doc_ptr[d] or word_ids[i] != word_ids[i - 1]:
+                        run_word[n_runs] = word_ids[i]
+                        n_runs += 1
+                run_ptr[d + 1] = n_runs
+    cdef int64_t[::1] run_offset = np.empty(n_runs, dtype=np.int64)
+    cdef int64_t[::1] run_length = np.empty(n_runs, dtype=np.int64)
+    cdef int32_t[::1] run_thread = np.empty(n_runs, dtype=np.int32)
+    cdef double[::1] run_alpha = np.zeros(n_runs, dtype=np.float64)
+    cdef uintptr_t[::1] thread_state = np.zeros(n_threads, dtype=np.uintp)
+    cdef Expectations* expect = NULL
+    cdef int tid
+    cdef double* run_alpha_base = &run_alpha[0] if n_runs else NULL
+    cdef int64_t* run_offset_base = &run_offset[0] if n_runs else NULL
+    cdef int64_t* run_length_base = &run_length[0] if n_runs else NULL
     cdef WordTable* tables = <WordTable*> malloc(max(n_words, 1) * sizeof(WordTable))
     if tables == NULL:
         raise MemoryError(f"tables of {n_words} words")
@@ -692,8 +847,17 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
             else:
                 scratch = NULL
                 failed[0] = 1
+            expect = NULL
+            if rao_blackwell:
+                expect = _new_expectations(n_topics)
+                if expect == NULL:
+                    failed[0] = 1
+                thread_state[threadid()] = <uintptr_t> expect
             for d in prange(n_docs, schedule="dynamic"):
-                if scratch == NULL:
+                if scratch == NULL or (rao_blackwell and expect == NULL):
+                    continue
+                if rao_blackwell and _reserve_runs(expect, n_topics, run_ptr[d + 1] - run_ptr[d]):
+                    failed[0] = 1
                     continue
                 if sum_counts:
                     n_sum_ptr = &n_dk_sum[d, 0]
@@ -720,10 +884,25 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                                  &alpha[0], n_topics, <bitgen_t*> bitgens[d], n_sweeps,
                                  burn_in, n_dk_scratch, used_scratch, position_scratch,
                                  cdf_scratch, n_sum_ptr, kept_ptr, n_last_ptr, warm,
-                                 direct_margin, prefetch_step, alpha_part)
+                                 direct_margin, prefetch_step, expect,
+                                 run_alpha_base + run_ptr[d] if rao_blackwell else NULL)
+                if rao_blackwell:
+                    tid = threadid()
+                    for i in range(run_ptr[d], run_ptr[d + 1]):
+                        run_thread[i] = tid
+                    if _emit_expectations(expect, &word_ids[0] + doc_ptr[d],
+                                          doc_ptr[d + 1] - doc_ptr[d], run_ptr[d + 1] - run_ptr[d],
+                                          &fit[0, 0], n_topics, run_offset_base + run_ptr[d],
+                                          run_length_base + run_ptr[d]):
+                        failed[0] = 1
             free(scratch)
+        if rao_blackwell and not out_of_memory:
+            return _expected_word_topic(run_word[:n_runs], n_words, run_offset, run_length,
+                                        run_thread, run_alpha, thread_state, n_topics, n_jobs)
     finally:
         free(tables)
+        for i in range(thread_state.shape[0]):
+            _free_expectations(<Expectations*> thread_state[i])
     if out_of_memory:
         raise MemoryError(f"scratch of {n_topics} topics per thread")
     if not word_topic:
@@ -734,20 +913,18 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
 def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
                        const int32_t[::1] kept, Py_ssize_t n_kept, Py_ssize_t n_topics,
                        int n_jobs):
-    """(indptr, topics, counts, alpha_counts) of the word-topic counts of the kept assignments
-    (the return value of ``gibbs_sweeps``; topic ``n_topics`` is the alpha part); every stage
-    runs on ``n_jobs`` threads, with a result that does not depend on them."""
+    """(indptr, topics, counts, None) of the word-topic counts of the kept assignments (the
+    return value of ``gibbs_sweeps``); every stage runs on ``n_jobs`` threads, with a result
+    that does not depend on them."""
     cdef Py_ssize_t n_tokens = word_ids.shape[0], w, j
     cdef int n_threads = <int> max(1, min(n_jobs, n_words))
     cdef int64_t[::1] word_start = np.zeros(n_words + 1, dtype=np.int64)
     cdef int64_t[::1] order = np.empty(n_tokens, dtype=np.int64)
     cdef int64_t[::1] slot_ptr = np.zeros(n_words + 1, dtype=np.int64)
     cdef int64_t[::1] indptr = np.zeros(n_words + 1, dtype=np.int64)
-    cdef int64_t[::1] alpha_counts = np.zeros(n_words, dtype=np.int64)
     cdef int failed = 0
     if n_tokens == 0 or n_words == 0:
-        return (np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64),
-                np.asarray(alpha_counts))
+        return np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int64), None
     with nogil:
         failed = _group_by_key(&word_ids[0], n_tokens, n_words, &word_start[0], &order[0],
                                n_threads)
@@ -761,15 +938,75 @@ def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
     with nogil:
         failed = _count_by_word(&word_start[0], &order[0], n_words, &kept[0], n_kept, n_topics,
                                 &slot_ptr[0], &slot_topic[0], &slot_count[0], &indptr[1],
-                                &alpha_counts[0], n_threads)
-        for w in range(n_words):            # indptr[w + 1] held word w's number of topics
-            indptr[w + 1] += indptr[w]
+                                n_threads)
     if failed:
         raise MemoryError("scratch space of the word-topic counts")
-    cdef int32_t[::1] topics = np.empty(indptr[n_words], dtype=np.int32)
-    cdef int64_t[::1] counts = np.empty(indptr[n_words], dtype=np.int64)
-    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="static"):
-        for j in range(indptr[w + 1] - indptr[w]):
-            topics[indptr[w] + j] = slot_topic[slot_ptr[w] + j]
-            counts[indptr[w] + j] = slot_count[slot_ptr[w] + j]
-    return np.asarray(indptr), np.asarray(topics), np.asarray(counts), np.asarray(alpha_counts)
+    return *_compact_rows(indptr, slot_ptr, slot_topic, slot_count, n_threads), None
+
+
+def _expected_word_topic(const int32_t[::1] run_word, Py_ssize_t n_words,
+                         const int64_t[::1] run_offset, const int64_t[::1] run_length,
+                         const int32_t[::1] run_thread, const double[::1] run_alpha,
+                         const uintptr_t[::1] thread_state, Py_ssize_t n_topics, int n_jobs):
+    """(indptr, topics, values, alpha_values) of ``gibbs_sweeps(rao_blackwell=True)``: the
+    runs' expected counts (run r: of the word ``run_word[r]``, its values in the output of the
+    thread ``run_thread[r]``) summed by word as integers (``EXPECTATION_UNIT``), so that the
+    sums do not depend on the threads; every stage runs on ``n_jobs`` threads."""
+    cdef Py_ssize_t n_runs = run_word.shape[0], r, w, j, e, m, k
+    cdef int n_threads = <int> max(1, min(n_jobs, n_words))
+    cdef int64_t[::1] word_start = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int64_t[::1] order = np.empty(n_runs, dtype=np.int64)
+    cdef int64_t[::1] slot_ptr = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int64_t[::1] indptr = np.zeros(n_words + 1, dtype=np.int64)
+    cdef int64_t[::1] alpha_values = np.zeros(n_words, dtype=np.int64)
+    cdef int failed = 0
+    cdef int64_t* sums = NULL
+    cdef int32_t* touched = NULL
+    cdef Expectations* source
+    cdef int64_t total
+    if n_runs == 0 or n_words == 0:
+        return (np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64),
+                np.zeros(n_words))
+    with nogil:
+        failed = _group_by_key(&run_word[0], n_runs, n_words, &word_start[0], &order[0],
+                               n_threads)
+        for w in range(n_words):            # room for each word's distinct topics
+            total = 0
+            for j in range(word_start[w], word_start[w + 1]):
+                total = total + run_length[order[j]]
+            slot_ptr[w + 1] = slot_ptr[w] + min(<Py_ssize_t> total, n_topics)
+    if failed:
+        raise MemoryError("scratch space of the expected word-topic counts")
+    cdef int32_t[::1] slot_topic = np.empty(slot_ptr[n_words], dtype=np.int32)
+    cdef int64_t[::1] slot_value = np.empty(slot_ptr[n_words], dtype=np.int64)
+    cdef int* failed_ptr = &failed
+    with nogil, parallel(num_threads=n_threads):
+        sums = <int64_t*> calloc(n_topics, sizeof(int64_t))
+        touched = <int32_t*> malloc(n_topics * sizeof(int32_t))
+        if sums == NULL or touched == NULL:
+            failed_ptr[0] = 1
+        for w in prange(n_words, schedule="dynamic"):
+            if sums == NULL or touched == NULL:
+                continue
+            m = 0
+            total = 0
+            for j in range(word_start[w], word_start[w + 1]):
+                r = order[j]
+                total = total + _in_units(run_alpha[r])
+                source = <Expectations*> thread_state[run_thread[r]]
+                for e in range(run_offset[r], run_offset[r] + run_length[r]):
+                    k = source.out_topic[e]
+                    if sums[k] == 0:
+                        touched[m] = <int32_t> k
+                        m = m + 1
+                    sums[k] += source.out_value[e]
+            indptr[w + 1] = _flush_word(sums, touched, m, n_topics, &slot_topic[0] + slot_ptr[w],
+                                        &slot_value[0] + slot_ptr[w])
+            alpha_values[w] = total
+        free(sums)
+        free(touched)
+    if failed:
+        raise MemoryError("scratch space of the expected word-topic counts")
+    indptr_out, topics, values = _compact_rows(indptr, slot_ptr, slot_topic, slot_value,
+                                               n_threads)
+    return indptr_out, topics, values / EXPECTATION_UNIT, np.asarray(alpha_values) / EXPECTATION_UNIT

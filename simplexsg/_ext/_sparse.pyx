@@ -124,11 +124,11 @@ def csr_token_arrays(const int64_t[::1] indptr, const index_t[::1] indices,
 
 
 def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
-                     const int64_t[::1] counts, Py_ssize_t n_columns, int n_jobs=1):
+                     const count_t[::1] counts, Py_ssize_t n_columns, int n_jobs=1):
     """The transpose of a CSR matrix of counts (e.g. word-topic counts, rows the words, to
-    topic rows): ``(indptr int64 (n_columns + 1,), rows int64 (nnz,), counts
-    int64 (nnz,))``, each new row's entries in increasing order of the old rows. Runs on
-    ``n_jobs`` threads; the result does not depend on them."""
+    topic rows): ``(indptr int64 (n_columns + 1,), rows int64 (nnz,), counts (nnz,))``, the
+    counts int64 or float64 as given, each new row's entries in increasing order of the old
+    rows. Runs on ``n_jobs`` threads; the result does not depend on them."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, j, k
     cdef int n_threads = <int> max(1, min(n_jobs, n_rows))
     _check_indptr(indptr, nnz, counts.shape[0])
@@ -139,7 +139,7 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
     cdef int64_t[::1] order = np.empty(nnz, dtype=np.int64)
     cdef int64_t[::1] row_of = np.empty(nnz, dtype=np.int64)
     cdef int64_t[::1] rows = np.empty(nnz, dtype=np.int64)
-    cdef int64_t[::1] values = np.empty(nnz, dtype=np.int64)
+    cdef count_t[::1] values = np.empty(nnz, dtype=np.asarray(counts).dtype)
     cdef int failed = 0
     if nnz == 0:
         start[:] = 0

@@ -27,9 +27,8 @@ DOC_TOPIC_PRIOR = 0.1
 #: Symmetric Dirichlet parameter beta of the topics when None.
 TOPIC_WORD_PRIOR = 0.1
 
-#: Local Gibbs sweeps per document and step, ``n_gibbs`` ("Sweeps and minibatches for
-#: learnable topics").
-DEFAULT_SWEEPS = 20
+#: Local Gibbs sweeps per document and step, ``n_gibbs`` ("Counts in expectation").
+DEFAULT_SWEEPS = 10
 #: Of which discarded (at most ``n_gibbs // 2``) before averaging ("Minibatches and sweeps").
 DEFAULT_SWEEP_BURN_IN = 1
 #: Smallest default minibatch, in documents ("Minibatches and sweeps").
@@ -38,17 +37,19 @@ MIN_BATCH = 50
 #: ("Minibatches and sweeps").
 STEPS_PER_PASS = 3
 #: A default minibatch holds about BATCH_ROOT_TOKENS * sqrt(T) of the corpus's T tokens, so
-#: that a pass has sqrt(T) / BATCH_ROOT_TOKENS steps ("Sweeps and minibatches for learnable
-#: topics").
-BATCH_ROOT_TOKENS = 60
+#: that a pass has sqrt(T) / BATCH_ROOT_TOKENS steps ("Counts in expectation").
+BATCH_ROOT_TOKENS = 20
 #: Tokens of a default minibatch at most, which bounds a streamed corpus's memory ("Minibatch
 #: size at scale").
 BATCH_TOKENS = 1_000_000
+#: Tokens of a default minibatch at least: below about a million tokens smaller minibatches
+#: are noisier without learning faster ("Counts in expectation").
+MIN_BATCH_TOKENS = 20_000
 #: A streamed corpus's mean document length is that of its first documents up to this many
 #: tokens (``BowStream.head``), read when the minibatch size is left to the default.
 LENGTH_SAMPLE_TOKENS = 100_000
-#: Passes of ``fit`` when ``max_iter=None``: with DEFAULT_SWEEPS, 120 draws a token ("Sweeps
-#: and minibatches for learnable topics").
+#: Passes of ``fit`` when ``max_iter=None``: with DEFAULT_SWEEPS, 60 draws a token ("Counts
+#: in expectation").
 DEFAULT_PASSES = 6
 #: Fewest steps of a fit with max_iter=None: small corpora make more passes ("How many passes").
 MIN_STEPS = 60
@@ -85,11 +86,12 @@ def default_passes(steps_per_pass):
 
 
 def default_batch_size(n_documents, mean_length):
-    """``batch_size=None``: the documents of about ``min(BATCH_ROOT_TOKENS * sqrt(T),
-    BATCH_TOKENS)`` tokens, where T = D x ``mean_length`` (tokens a document, floored at 1),
-    at most ``ceil(D / STEPS_PER_PASS)``, at least MIN_BATCH."""
+    """``batch_size=None``: the documents of about ``BATCH_ROOT_TOKENS * sqrt(T)`` tokens
+    within [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x ``mean_length`` (tokens a
+    document, floored at 1), at most ``ceil(D / STEPS_PER_PASS)``, at least MIN_BATCH."""
     mean_length = max(float(mean_length), 1.0)
-    tokens = min(BATCH_ROOT_TOKENS * math.sqrt(n_documents * mean_length), BATCH_TOKENS)
+    tokens = min(max(BATCH_ROOT_TOKENS * math.sqrt(n_documents * mean_length),
+                     MIN_BATCH_TOKENS), BATCH_TOKENS)
     per_pass = -(-n_documents // STEPS_PER_PASS)
     return max(MIN_BATCH, min(per_pass, math.ceil(tokens / mean_length)))
 

@@ -56,24 +56,24 @@ def _share_vocabulary(shard, rows):
 
 
 def _share_counts(shard, rows, columns, alpha, seed, step, first, n_sweeps, burn_in,
-                  last_sweep, n_jobs, alpha_part):
+                  last_sweep, n_jobs, rao_blackwell):
     """The local step of the shard's rows ``rows``, minibatch positions ``first, first + 1,
     ...``, with ``columns`` (K, |vocabulary|) the topics of their words. Returns
     ``LocalCounts`` whose word-topic counts are (W, K) COO triples in canonical order, or
-    with ``alpha_part`` (W, K + 1) ones whose column K is the alpha part's counts."""
+    with ``rao_blackwell`` (W, K + 1) ones whose column K is the alpha part's counts."""
     tokens, vocab = _local_tokens(shard[rows])
     counts = sweep_tokens(tokens, columns, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                           streams=document_streams(seed, step, range(first, first + len(rows))),
                           n_jobs=n_jobs, last_sweep=last_sweep, doc_topic=False,
-                          alpha_part=alpha_part)
+                          rao_blackwell=rao_blackwell)
     triples = counts.word_topic_sums.tocoo()
     K = columns.shape[0]
     data, words, topics = triples.data, vocab[triples.row], triples.col
-    if alpha_part:
+    if rao_blackwell:
         data = np.concatenate([data, counts.alpha_counts])
         words = np.concatenate([words, vocab])
         topics = np.concatenate([topics, np.full(len(vocab), K, dtype=topics.dtype)])
-    word_topic = sp.coo_array((data, (words, topics)), shape=(shard.shape[1], K + alpha_part))
+    word_topic = sp.coo_array((data, (words, topics)), shape=(shard.shape[1], K + rao_blackwell))
     word_topic.sum_duplicates()
     word_topic.eliminate_zeros()
     return LocalCounts(word_topic, counts.n_kept, len(rows), counts.doc_topic_last)
@@ -141,7 +141,7 @@ class DaskExecutor:
         self.traffic = []
 
     def topic_counts(self, batch, doc_indices, topics, alpha, *, seed, step, n_sweeps, burn_in,
-                     last_sweep=False, assignments=None, alpha_part=False):
+                     last_sweep=False, assignments=None, rao_blackwell=False):
         """``ThreadExecutor.topic_counts`` with ``batch`` the minibatch's sorted global rows
         (``ShardedCorpus[rows]``); ``assignments`` must be None (no warm start)."""
         if assignments is not None:
@@ -154,14 +154,14 @@ class DaskExecutor:
             columns = np.ascontiguousarray(topics[:, vocab])
             parts.append(client.submit(_share_counts, shard, rows, columns, alpha, seed, step,
                                        first, n_sweeps, burn_in, last_sweep, self.n_jobs,
-                                       alpha_part, pure=False))
+                                       rao_blackwell, pure=False))
             sent += nbytes(rows, rows, columns, alpha)
         counts = self._gather(tree_sum(client, _add, parts))
         self.traffic.append(dict(
             sent=sent, words=len(np.unique(np.concatenate(vocabularies))),
             received=nbytes(*vocabularies, counts.word_topic, counts.doc_topic_last)))
         word_topic, alpha_counts = sp.csr_array(counts.word_topic), None
-        if alpha_part:                  # column K holds the alpha part's counts
+        if rao_blackwell:               # column K holds the alpha part's counts
             K = topics.shape[0]
             alpha_counts = word_topic[:, [K]].toarray().ravel()
             word_topic = word_topic[:, :K]

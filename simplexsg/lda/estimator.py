@@ -39,11 +39,12 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         Symmetric Dirichlet parameter beta of the topics.
     batch_size : int >= 1 or None, default None
         Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None: the
-        documents of about ``60 sqrt(T)`` of the corpus's T tokens (``BATCH_ROOT_TOKENS``;
+        documents of about ``20 sqrt(T)`` of the corpus's T tokens (``BATCH_ROOT_TOKENS``;
         a stream's document length from its first documents), so that a pass has ``sqrt(T) /
-        60`` steps; at most ``ceil(D / 3)`` documents and those of 10^6 tokens
-        (``BATCH_TOKENS``, which bounds a stream's memory), at least 50. Measured in
-        docs/benchmarks/lda.rst, "Sweeps and minibatches for learnable topics".
+        20`` steps, but at least those of 20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones
+        are noisier without learning faster); at most ``ceil(D / 3)`` documents and those of
+        10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50. Measured
+        in docs/benchmarks/lda.rst, "Counts in expectation".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8
@@ -51,20 +52,21 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         in [0, 1]. None: 2.0, 10 and 0.33 for SCIR (step_size 4.0 when topic_word_prior <=
         0.01: sharp topics learn faster with it, smoother ones keep more noise); 0.1, 1000 and
         0.6 for SGRLD. Measured in docs/benchmarks/lda.rst, "Step sizes".
-    n_gibbs : int >= 1, default 20
+    n_gibbs : int >= 1, default 10
         Gibbs sweeps per document and training step, after a sequential start (or a warm start,
         ``local_warm_start``): enough for a document's topics to settle given the topics of the
-        step. ``transform`` and ``score`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded. Measured
-        in docs/benchmarks/lda.rst, "Sweeps and minibatches for learnable topics".
+        step, with its draws counted in expectation (``rao_blackwell``). ``transform`` and
+        ``score`` run ``FOLD_IN_SWEEPS`` = 100, 50 discarded. Measured in
+        docs/benchmarks/lda.rst, "Counts in expectation".
     gibbs_burn_in : int in [0, n_gibbs) or None, default None
         Sweeps discarded before the kept sweeps' counts are averaged. None:
         ``min(1, n_gibbs // 2)``.
     max_iter : int >= 1 or None, default None
         Passes over the training documents in ``fit``, at most. None: 6 (``DEFAULT_PASSES``:
-        with the default ``n_gibbs``, 120 draws a token), or more if that makes fewer than 60
+        with the default ``n_gibbs``, 60 draws a token), or more if that makes fewer than 60
         steps (``MIN_STEPS``); with ``tol``, up to 100 (``MAX_PASSES``), the check stopping
         the fit after those 6 passes at the earliest. Measured in docs/benchmarks/lda.rst,
-        "How many passes" and "Sweeps and minibatches for learnable topics".
+        "How many passes" and "Counts in expectation".
     burn_in : int >= 0 or None, default None
         Steps of this fit after which the topics are averaged into ``components_``. None: the
         growing-block rule of ``simplexsg.averaging``, an average of about the last third to
@@ -81,10 +83,10 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         that keeps every word reachable (at a small ``topic_word_prior``, samples stick).
         docs/guide/samplers.rst, "Local step on the conditional mean".
     rao_blackwell : bool, default True
-        True: the local step's counts take each token's alpha part ``alpha_k phi[k, w]`` in
-        expectation over the topics (less noise, most on short documents; not a draw of the
-        assignments); False: the plain counts of the draws. docs/guide/samplers.rst and
-        docs/benchmarks/lda.rst, "The alpha part in expectation".
+        True: the local step counts each kept draw by its conditional expectation over the
+        topics, not by the topic drawn (the same expectation, about a quarter of the variance:
+        the chain learns in fewer steps); False: the plain counts of the draws. docs/guide/samplers.rst,
+        "Counts in expectation"; docs/benchmarks/lda.rst, "Counts in expectation".
     learn_doc_topic_prior : {False, True, "symmetric", "per_topic"}, default False
         Sample alpha too, by an SGLD-CV step of log alpha after each local step
         (``simplexsg.lda.alpha.DocTopicPriorSampler``): True or "symmetric", one alpha shared

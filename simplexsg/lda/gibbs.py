@@ -32,10 +32,11 @@ class TopicCounts(NamedTuple):
     doc_topic : float64 (n_docs, K), or None
         Mean over the kept sweeps of n_dk; row d sums to the length of document d. None when
         ``sweep_tokens`` was asked not to keep it (a training step).
-    word_topic_sums : scipy.sparse.csr_array of int64 (n_words, K), or None
+    word_topic_sums : scipy.sparse.csr_array of int64 or float64 (n_words, K), or None
         Sum over the kept sweeps of n_wk for the minibatch's distinct words only: row j is the
         word ``word_ids[j]`` of the full vocabulary; a row's topics are sorted. None unless
-        ``word_topic=True``.
+        ``word_topic=True``. Float64 with ``sweep_tokens(rao_blackwell=True)``: the sum of the
+        kept draws' conditional expectations, their alpha part left out (``alpha_counts``).
     n_kept : int
         Number of kept sweeps (the divisor of the averages).
     word_ids : int64 (n_words,)
@@ -50,10 +51,11 @@ class TopicCounts(NamedTuple):
         Each token's topic after the last sweep, tokens in ``csr_to_tokens`` order (document
         by document, words in column order, a word with count c repeated c times). None unless
         ``assignments`` were passed in.
-    alpha_counts : int64 (n_words,), or None
-        With ``sweep_tokens(alpha_part=True)``: each word's kept records given to the alpha
-        part, which ``word_topic_sums`` then leaves out (``simplexsg._ext._lda_gibbs``: the
-        alpha part's expected topics replace its draws). None otherwise.
+    alpha_counts : float64 (n_words,), or None
+        With ``sweep_tokens(rao_blackwell=True)``: each word's expected count of the alpha
+        part over the kept sweeps, which ``word_topic_sums`` leaves out; spread over the
+        topics by ``alpha_k phi[k, w]`` it completes the expectation
+        (``simplexsg._ext._lda_gibbs``). None otherwise.
     """
     doc_topic: Optional[np.ndarray]
     word_topic_sums: Optional[sp.csr_array]
@@ -252,7 +254,7 @@ def step_bytes_per_token(n_kept):
 
 def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
                  word_topic=True, last_sweep=False, assignments=None,
-                 direct_margin=None, doc_topic=True, alpha_part=False):
+                 direct_margin=None, doc_topic=True, rao_blackwell=False):
     """``gibbs_topic_counts`` on trusted input: the training loop's local step.
 
     ``tokens``: a ``Tokens`` minibatch; ``topics``: float32 or float64 (K, W), finite and >= 0
@@ -261,9 +263,10 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
     ``assignments``: int32 (n_tokens,), updated in place, or None; ``doc_topic=False`` skips
     the averaged n_dk (``TopicCounts.doc_topic`` None), which a training step does not use:
     a dense (n_docs, K) array that costs as much as the sweeps of short documents. The other
-    outputs are the same either way. ``alpha_part``: the word-topic counts leave the alpha
-    part out, counted per word in ``TopicCounts.alpha_counts`` (for the training step's
-    Rao-Blackwellised estimate). Returns a ``TopicCounts``.
+    outputs are the same either way. ``rao_blackwell``: the word-topic counts are the kept
+    draws' conditional expectations (``TopicCounts.word_topic_sums`` and ``alpha_counts``;
+    for the training step: the same expectation as the draws' counts, less noise). Returns a
+    ``TopicCounts``.
     """
     n_docs, n_topics = tokens.n_documents, topics.shape[0]
     n_dk_sum = np.empty((n_docs, n_topics), dtype=np.int64) if doc_topic else None
@@ -271,7 +274,7 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
     word_topic_sums = gibbs_sweeps(
         tokens.doc_ptr, tokens.word_ids, tokens.vocab, np.ascontiguousarray(topics),
         np.ascontiguousarray(alpha, dtype=np.float64), streams.addresses, n_sweeps, burn_in,
-        n_dk_sum, word_topic, n_jobs, n_dk_last, assignments, alpha_part=alpha_part,
+        n_dk_sum, word_topic, n_jobs, n_dk_last, assignments, rao_blackwell=rao_blackwell,
         **({} if direct_margin is None else dict(direct_margin=direct_margin)))
     alpha_counts = None
     if word_topic:
@@ -281,7 +284,7 @@ def sweep_tokens(tokens, topics, alpha, *, n_sweeps, burn_in, streams, n_jobs=1,
     n_kept = n_sweeps - burn_in
     return TopicCounts(None if n_dk_sum is None else n_dk_sum / n_kept, word_topic_sums, n_kept,
                        tokens.vocab, n_dk_last, assignments,
-                       alpha_counts if alpha_part else None)
+                       alpha_counts)
 
 
 def fold_in(topics, alpha, X, *, n_sweeps, burn_in, seed, iteration=0, n_jobs=1):

@@ -32,10 +32,10 @@ class LocalCounts(NamedTuple):
 
     Attributes
     ----------
-    word_topic : scipy.sparse.csr_array of int64 (W, K)
+    word_topic : scipy.sparse.csr_array of int64 or float64 (W, K)
         Sum over the kept sweeps of the word-topic counts of the minibatch's tokens, over the
-        full vocabulary (rows of absent words are empty). Counts of disjoint sets of
-        documents add up (``+``).
+        full vocabulary (rows of absent words are empty); float64 expectations with
+        ``LDA(rao_blackwell=True)``. Counts of disjoint sets of documents add up (``+``).
     n_kept : int
         Kept sweeps: ``word_topic / n_kept`` is the averaged n_wk.
     n_documents : int
@@ -44,10 +44,10 @@ class LocalCounts(NamedTuple):
         Each document's n_dk after its last sweep (for the doc-topic prior's sampler).
     assignments : int32 (n_tokens,) or None
         Each token's topic after the last sweep (for warm starts).
-    alpha_counts : int64 (W,) or None
-        With the alpha part split off (``LDA(rao_blackwell=True)``): each word's kept records
-        given to the alpha part, which ``word_topic`` leaves out; the global step spreads them
-        over the topics by their expected share (``step_topics``).
+    alpha_counts : float64 (W,) or None
+        With ``LDA(rao_blackwell=True)``: each word's expected count of the alpha part, which
+        ``word_topic`` leaves out; the global step spreads it over the topics by its expected
+        share (``step_topics``).
     """
     word_topic: sp.csr_array
     n_kept: int
@@ -89,7 +89,8 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
     est_ptr, est_word, est_count = transpose_counts(            # (K, W), topics as rows
         word_topic.indptr.astype(np.int64, copy=False),
         word_topic.indices.astype(np.int32, copy=False),
-        word_topic.data.astype(np.int64, copy=False), K, n_jobs)
+        word_topic.data.astype(np.float64 if word_topic.data.dtype.kind == "f" else np.int64,
+                               copy=False), K, n_jobs)
     streams = document_streams(seed, step, range(K))
     theta_out = np.empty_like(theta)
     local_out = np.empty_like(theta)
@@ -118,12 +119,14 @@ def _alpha_spread(alpha_counts, alpha, topics, factor):
     alpha_counts[w]`` spread by the alpha part's share ``alpha_k topics[k, w] / sum_j alpha_j
     topics[j, w]``. ``column_scale[w]`` is one over the word's largest topic value (at most
     1 / DBL_MIN), so that the products stay at most 1 and ``spread`` finite for any column the
-    local step accepts; spread is 0 where there is no alpha count."""
-    column_scale = 1.0 / np.maximum(topics.max(axis=0), np.finfo(np.float64).tiny)
+    local step accepts; spread is 0 and column_scale 1 where there is no alpha count (only
+    the minibatch's words are read)."""
     words = np.flatnonzero(alpha_counts)
+    columns = topics[:, words]
+    column_scale = np.ones(len(alpha_counts))
+    column_scale[words] = 1.0 / np.maximum(columns.max(axis=0), np.finfo(np.float64).tiny)
     # einsum, not BLAS: one pass, on this thread (a BLAS pool would spin on idle cores)
-    mass = np.einsum("k,kw->w", alpha, topics)
-    scaled_mass = mass[words] * column_scale[words]                 # in [min alpha, sum alpha]
+    scaled_mass = np.einsum("k,kw->w", alpha, columns) * column_scale[words]  # in [min, sum alpha]
     spread = np.zeros(len(alpha_counts))
     spread[words] = factor * alpha_counts[words] / scaled_mass
     return spread, column_scale

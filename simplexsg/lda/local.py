@@ -26,23 +26,25 @@ class ThreadExecutor:
         self.n_jobs = n_jobs
 
     def topic_counts(self, batch, doc_indices, topics, alpha, *, seed, step, n_sweeps, burn_in,
-                     last_sweep=False, assignments=None, alpha_part=False):
+                     last_sweep=False, assignments=None, rao_blackwell=False):
         """Gibbs sweeps of the minibatch ``batch`` (CSR int64 (n, W), the documents
         ``doc_indices`` of the corpus; row i draws from the stream of position i) with the
         topics ``topics`` (K, W) and alpha (K,) fixed.
 
         ``seed``: the SeedSequence of the local step's streams; ``step``: the step number.
-        ``assignments``: the tokens' starting topics (warm start), or None. ``alpha_part``:
-        count the alpha part per word (``LocalCounts.alpha_counts``). Returns ``LocalCounts``.
+        ``assignments``: the tokens' starting topics (warm start), or None. ``rao_blackwell``:
+        count the draws by their conditional expectations (``LocalCounts.alpha_counts`` holds
+        their alpha part). Returns ``LocalCounts``.
         """
         tokens = csr_to_tokens(batch, self.n_jobs)
         counts = sweep_tokens(tokens, topics, alpha, n_sweeps=n_sweeps, burn_in=burn_in,
                               streams=document_streams(seed, step, range(batch.shape[0])),
                               n_jobs=self.n_jobs, last_sweep=last_sweep,
-                              assignments=assignments, doc_topic=False, alpha_part=alpha_part)
+                              assignments=assignments, doc_topic=False,
+                              rao_blackwell=rao_blackwell)
         alpha_counts = None
-        if alpha_part:
-            alpha_counts = np.zeros(batch.shape[1], dtype=np.int64)
+        if rao_blackwell:
+            alpha_counts = np.zeros(batch.shape[1])
             alpha_counts[tokens.vocab] = counts.alpha_counts
         return LocalCounts(_full_vocabulary(counts.word_topic_sums, tokens.vocab, batch.shape[1]),
                            counts.n_kept, tokens.n_documents, counts.doc_topic_last,

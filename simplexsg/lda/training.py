@@ -189,7 +189,7 @@ class Trainer:
             seed=substream(model.random_state_, Stream.GIBBS), step=t,
             n_sweeps=params["n_gibbs"], burn_in=params["gibbs_burn_in"],
             last_sweep=learning or store is not None, assignments=assignments,
-            alpha_part=params["rao_blackwell"])
+            rao_blackwell=params["rao_blackwell"])
         laps.lap("local")
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)

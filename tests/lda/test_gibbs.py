@@ -157,87 +157,98 @@ def test_a_subnormal_column_draws_as_its_normal_multiple(seed):
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
-def alpha_part_moments(phi, alpha, extra_count=0):
-    """E[n_wk] (3 words, K) as the alpha-part split estimates it, under the enumerated law:
-    token i of word w drawn on k counts ``1 - a`` on k and ``a q_w`` over the topics, with
-    ``a = alpha_k / (alpha_k + n_k^{-i} + extra_count)`` and ``q_w ∝ alpha * phi[:, w]``.
-    ``extra_count=1`` is the plausible bug of leaving the token in its own count."""
+def expected_count_moments(phi, alpha, extra_count=0):
+    """E[n_wk] (3 words, K) as the counts in expectation estimate it, under the enumerated
+    law: token i of word w counts its conditional ``∝ (alpha_k + n_k^{-i}) phi[k, w]`` over the
+    topics. ``extra_count=1`` is the plausible bug of leaving the token in its own count."""
     p = enumerated_law(phi, alpha)
-    q = alpha[:, None] * phi / (alpha @ phi)                                    # (K, 3 words)
     estimate = np.zeros((3, K))
     for s, state in enumerate(STATES):
-        for i, (w, k) in enumerate(zip(WORDS, state)):
-            a = alpha[k] / (alpha[k] + N_DK[s, k] - 1 + extra_count)
-            estimate[w, k] += p[s] * (1 - a)
-            estimate[w] += p[s] * a * q[:, w]
+        for w, k in zip(WORDS, state):
+            others = N_DK[s].astype(float)
+            others[k] += extra_count - 1
+            conditional = (alpha + others) * phi[:, w]
+            estimate[w] += p[s] * conditional / conditional.sum()
     return estimate
 
 
-def test_alpha_part_split_has_the_expectation_of_the_counts():
-    """Checks the next test's exact answer: the split's expectation is E[n_wk]."""
-    np.testing.assert_allclose(alpha_part_moments(PHI, ALPHA), EXACT[1], rtol=0, atol=1e-12)
-    assert np.abs(alpha_part_moments(PHI, ALPHA, extra_count=1) - EXACT[1]).max() > 0.04
+def test_expected_counts_have_the_expectation_of_the_counts():
+    """Checks the next test's exact answer: the conditionals' expectation is E[n_wk]."""
+    np.testing.assert_allclose(expected_count_moments(PHI, ALPHA), EXACT[1], rtol=0, atol=1e-12)
+    assert np.abs(expected_count_moments(PHI, ALPHA, extra_count=1) - EXACT[1]).max() > 0.04
+
+
+def expected_word_topic(res, topics):
+    """(K, words) word-topic estimate of ``sweep_tokens(rao_blackwell=True)``: the count part
+    plus each word's alpha part spread by ``alpha_k phi[k, w]``."""
+    columns = topics[:, res.word_ids]
+    return (res.word_topic_sums.T.toarray()
+            + ALPHA[:, None] * columns / (ALPHA @ columns) * res.alpha_counts)
 
 
 @pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
-def test_alpha_part_counts_are_unbiased_and_less_noisy(seed, direct_margin):
-    """``alpha_part=True``: the word-topic counts plus each word's alpha count spread by
-    ``q_w ∝ alpha * phi[:, w]`` estimate E[n_wk] without bias (100 groups of 40 copies, as
-    above), reject the split that leaves the token in its own count, and vary less across the
-    groups than the plain counts of the same sweeps (summed variance ratio 0.48-0.70 over
-    four runs; each cell's variance has 99 degrees of freedom, so 0.85 leaves room)."""
+def test_expected_counts_are_unbiased_and_less_noisy(seed, direct_margin):
+    """``rao_blackwell=True``: the count part plus each word's alpha part spread by ``alpha *
+    phi[:, w]`` estimates E[n_wk] without bias (100 groups of 40 copies, as above), rejects
+    the conditional that leaves the token in its own count, and varies less across the
+    groups than the plain counts of the same draws (summed variance ratio 0.21-0.25 over the
+    six runs; each cell's variance has 99 degrees of freedom, so 0.45 leaves room). The
+    draws are the same: so are the last sweep's counts."""
     n_docs, n_groups = 4000, 100
     X, topics = replicated_corpus(n_docs, n_groups)
     tokens = csr_to_tokens(X)
-    variances = {}
-    for alpha_part in (False, True):
+    variances, last = {}, {}
+    for expected in (False, True):
         res = sweep_tokens(tokens, topics, ALPHA, n_sweeps=40, burn_in=20,
                            streams=document_streams(seed, 3, range(n_docs)),
-                           direct_margin=direct_margin, alpha_part=alpha_part)
-        estimate = res.word_topic_sums.T.toarray()                             # (K, words)
-        if alpha_part:
-            columns = topics[:, res.word_ids]
-            estimate = estimate + ALPHA[:, None] * columns / (ALPHA @ columns) * res.alpha_counts
+                           direct_margin=direct_margin, rao_blackwell=expected,
+                           last_sweep=True)
+        last[expected] = res.doc_topic_last
+        if expected:
+            estimate = expected_word_topic(res, topics)
         else:
-            assert res.alpha_counts is None
+            estimate = res.word_topic_sums.T.toarray()
+            assert res.alpha_counts is None and res.word_topic_sums.dtype == np.int64
         per_group = estimate.reshape(K, n_groups, 3) / res.n_kept / (n_docs / n_groups)
         mean_wk = per_group.mean(axis=1).T
         se_wk = per_group.std(axis=1, ddof=1).T / np.sqrt(n_groups)
-        assert np.all(np.abs(mean_wk - EXACT[1]) <= Z * se_wk), (alpha_part, mean_wk, se_wk)
-        variances[alpha_part] = (se_wk ** 2).sum()
-    wrong = alpha_part_moments(PHI, ALPHA, extra_count=1)
+        assert np.all(np.abs(mean_wk - EXACT[1]) <= Z * se_wk), (expected, mean_wk, se_wk)
+        variances[expected] = (se_wk ** 2).sum()
+    wrong = expected_count_moments(PHI, ALPHA, extra_count=1)
     assert np.any(np.abs(mean_wk - wrong) > Z * se_wk)
-    assert variances[True] < 0.85 * variances[False], variances
+    assert variances[True] < 0.45 * variances[False], variances
+    np.testing.assert_array_equal(last[True], last[False])
 
 
 @pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
-def test_alpha_part_share_of_one_draw_is_exact(seed, direct_margin):
-    """One draw from a fixed state, where the envelope often draws a topic that is not one of
-    the word's top topics: a document's first token (word 0, f = (1, 0.03, 0.01): only topic 0
-    is a top topic, eps 0.03) starts on topic 0, with 20 tokens on each of topics 1 and 2
-    after it; alpha (0.05, 0.05, 3). It goes to the alpha part with probability ``sum_k
-    alpha_k f_k / sum_k (alpha_k + n_k) f_k``: 50,000 copies, binomial standard error. Taking
-    the envelope's part as the answer, without the correction of ``_alpha_part_of`` for a
-    non-top topic, gives another probability, which the same data reject."""
-    n_docs = 50_000
+def test_expected_counts_of_a_first_draw_are_its_conditional(seed, direct_margin):
+    """With one sweep from a fixed state, a document's first token (word 0, once in the
+    document) is drawn given the others' starting topics, so what it counts is exactly its
+    conditional ``∝ (alpha_k + n_k) phi[k, 0]`` (n_k: the other tokens' topics, 20 each on
+    topics 1 and 2), whatever the draws: 200 copies add it up, each rounded to a multiple of
+    2^-24 (``EXPECTATION_UNIT``); the conditional that leaves the token in its own count (on
+    topic 0) is another vector."""
+    n_docs = 200
     alpha = np.array([0.05, 0.05, 3.0])
-    f = np.array([1.0, 0.03, 0.01])
     n_other = np.array([0, 20, 20])
-    topics = np.array([f, [0.01, 1.0, 0.01], [0.01, 0.01, 1.0]]).T       # (K, 3 words)
+    topics = np.array([[1.0, 0.03, 0.01], [0.01, 1.0, 0.01], [0.01, 0.01, 1.0]]).T
+    topics = topics / topics.sum(axis=1, keepdims=True)
     X = sp.csr_array(np.tile(np.maximum(n_other, 1), (n_docs, 1)))
     start = np.repeat(np.arange(K), np.maximum(n_other, 1)).astype(np.int32)
     res = sweep_tokens(csr_to_tokens(X), topics, alpha, n_sweeps=1, burn_in=0,
                        streams=document_streams(seed, 0, range(n_docs)),
                        assignments=np.tile(start, n_docs), direct_margin=direct_margin,
-                       alpha_part=True)
-    drawn = (alpha + n_other) * f / ((alpha + n_other) @ f)             # P(k) of the draw
-    exact = drawn @ (alpha / (alpha + n_other))
-    envelope_alpha = alpha * f / (alpha * f + n_other * 0.03)            # non-top topics 1, 2
-    wrong = drawn @ np.where(f > 1 / 32, alpha / (alpha + n_other), envelope_alpha)
-    observed = res.alpha_counts[0] / n_docs
-    se = np.sqrt(exact * (1 - exact) / n_docs)
-    assert abs(observed - exact) < Z * se, (observed, exact, se)
-    assert abs(observed - wrong) > Z * se, (observed, wrong, se)
+                       rao_blackwell=True)
+    count_part = res.word_topic_sums.toarray()[0] / n_docs
+    conditional = (alpha + n_other) * topics[:, 0]
+    total = conditional.sum()
+    rounding = 0.5 / 2 ** 24
+    np.testing.assert_allclose(count_part, n_other * topics[:, 0] / total, rtol=0,
+                               atol=rounding)
+    np.testing.assert_allclose(res.alpha_counts[0] / n_docs, alpha @ topics[:, 0] / total,
+                               rtol=0, atol=rounding)
+    own = conditional + np.array([1.0, 0.0, 0.0]) * topics[:, 0]
+    assert np.abs(count_part - n_other * topics[:, 0] / own.sum()).max() > 1e-3
 
 
 @pytest.mark.parametrize("direct_margin", [None, REJECTION_ALWAYS], ids=["default", "rejection"])
@@ -557,7 +568,7 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_margin):
     indptr, topic_ids, counts, alpha_counts = gibbs_sweeps(
         doc_ptr, word_ids, vocab, phi, alpha, bitgen_addresses(gens), 5, 2, n_dk_sum, True, 2,
         direct_margin=direct_margin)
-    assert not alpha_counts.any()                           # no alpha part asked for
+    assert alpha_counts is None                             # plain counts: no alpha part
     n_wk_sum = sp.csr_array((counts, topic_ids, indptr), shape=(len(vocab), n_topics)).toarray()
     assert all((np.diff(topic_ids[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
     ref_dk, ref_wk, fallbacks = reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha,

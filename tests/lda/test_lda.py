@@ -128,10 +128,11 @@ def test_scir_default_step_size_follows_the_topic_word_prior(synthetic, beta, sa
 
 
 @pytest.mark.parametrize("n_docs, batch, passes", [(40, 50, 60), (100, 50, 30), (200, 67, 20),
-                                                   (5000, 1667, 20), (40_000, 6000, 9)])
+                                                   (5000, 1667, 20), (40_000, 5000, 8)])
 def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes):
-    # batch_size=None: the documents of 60 sqrt(T) tokens (T = 4 D here: 30 sqrt(D)
-    # documents), at most ceil(D / 3), at least 50; max_iter=None: max(6 passes, 60 steps)
+    # batch_size=None: the documents of 20 sqrt(T) tokens, at least 20,000 (T = 4 D here:
+    # 5000 documents up to D = 250,000), at most ceil(D / 3), at least 50; max_iter=None:
+    # max(6 passes, 60 steps)
     X = sp.csr_array(np.ones((n_docs, 4), dtype=np.int64))
     lda = SCIRLDA(2, n_gibbs=1, gibbs_burn_in=0, random_state=0).fit(X)
     steps_per_pass = -(-n_docs // batch)
@@ -541,8 +542,8 @@ def test_absurd_sizes_are_refused_or_warned_before_allocating(synthetic):
     X_train = synthetic[0]
     with pytest.raises(ValueError, match=r"total_samples \(100\) is below batch_size \(200\)"):
         SCIRLDA(5, batch_size=200, total_samples=100).fit(X_train)
-    with pytest.warns(UserWarning, match="burn_in=10 is not below the 8 steps"):
-        SCIRLDA(5, max_iter=2, burn_in=10, random_state=0).fit(X_train)       # 4 steps a pass
+    with pytest.warns(UserWarning, match="burn_in=10 is not below the 6 steps"):
+        SCIRLDA(5, max_iter=2, burn_in=10, random_state=0).fit(X_train)       # 3 steps a pass
     huge = sp.csr_array((np.ones(2), ([0, 1], [0, 1])), shape=(2, 10**7))
     with pytest.raises(MemoryError, match=r"100000 topics x 10000000 words need about .* GB"):
         SCIRLDA(100_000, max_iter=1).fit(huge)

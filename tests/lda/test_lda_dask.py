@@ -72,7 +72,8 @@ def test_a_step_sends_the_columns_of_the_minibatchs_words_not_k_x_w(client, corp
         # each of the (at most 2) shares gets the columns of at most the minibatch's words
         columns = step["sent"] - 2 * 8 * batch - 2 * 8 * K
         assert 0 < columns <= 2 * step["words"] * K * 8
-        assert step["received"] <= step["words"] * (8 + 3 * 8 * K)
+        # back: its words, and a COO triple per word and topic or alpha part
+        assert step["received"] <= step["words"] * (8 + 3 * 8 * (K + 1))
         assert step["sent"] < K * W * 8 / 2               # far from the topic matrix
 
 

@@ -1009,4 +1009,5 @@ def _expected_word_topic(const int32_t[::1] run_word, Py_ssize_t n_words,
         raise MemoryError("scratch space of the expected word-topic counts")
     indptr_out, topics, values = _compact_rows(indptr, slot_ptr, slot_topic, slot_value,
                                                n_threads)
-    return indptr_out, topics, values / EXPECTATION_UNIT, np.asarray(alpha_values) / EXPECTATION_UNIT
+    return (indptr_out, topics, values / EXPECTATION_UNIT,
+            np.asarray(alpha_values) / EXPECTATION_UNIT)

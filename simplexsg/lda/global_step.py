@@ -125,8 +125,9 @@ def _alpha_spread(alpha_counts, alpha, topics, factor):
     columns = topics[:, words]
     column_scale = np.ones(len(alpha_counts))
     column_scale[words] = 1.0 / np.maximum(columns.max(axis=0), np.finfo(np.float64).tiny)
-    # einsum, not BLAS: one pass, on this thread (a BLAS pool would spin on idle cores)
-    scaled_mass = np.einsum("k,kw->w", alpha, columns) * column_scale[words]  # in [min, sum alpha]
+    # einsum, not BLAS: one pass, on this thread (a BLAS pool would spin on idle cores);
+    # scaled_mass is in [min alpha, sum alpha]
+    scaled_mass = np.einsum("k,kw->w", alpha, columns) * column_scale[words]
     spread = np.zeros(len(alpha_counts))
     spread[words] = factor * alpha_counts[words] / scaled_mass
     return spread, column_scale

@@ -794,7 +794,8 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef bint warm, have_assignments = assignments is not None
     cdef double[:, ::1] fit = np.empty((n_words, n_topics), dtype=np.float64)
     cdef double[:, ::1] alpha_cdf = np.empty((n_words, n_topics), dtype=np.float64)
-    cdef int32_t[::1] kept = np.empty(n_tokens * n_kept if word_topic else 0, dtype=np.int32)
+    cdef bint record_kept = word_topic and not rao_blackwell      # plain counts: the topics
+    cdef int32_t[::1] kept = np.empty(n_tokens * n_kept if record_kept else 0, dtype=np.int32)
     cdef int32_t* kept_ptr = NULL
     cdef int64_t* n_last_ptr = NULL
     cdef int64_t* n_sum_ptr = NULL
@@ -863,7 +864,7 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                     n_sum_ptr = &n_dk_sum[d, 0]
                 else:
                     n_sum_ptr = NULL
-                if word_topic:
+                if record_kept:
                     kept_ptr = &kept[0] + doc_ptr[d] * n_kept
                 else:
                     kept_ptr = NULL

@@ -248,7 +248,10 @@ def gibbs_topic_counts(X, topics, alpha, *, n_sweeps, burn_in, seed, iteration, 
 def step_bytes_per_token(n_kept):
     """Bytes per token of a training step's kernel call (``sweep_tokens`` with word-topic
     counts and ``n_kept`` kept sweeps): its word id and topic (int32 each), its topic in each
-    kept sweep (int32) and its place in the by-word order of the counts (int64)."""
+    kept sweep (int32) and its place in the by-word order of the counts (int64). With
+    ``rao_blackwell`` the kept topics are not stored; the per-run bookkeeping (40 bytes a run,
+    at most a token) and the runs' expected counts (12 bytes a topic a run) take their place,
+    so this is an estimate, not a bound."""
     return 16 + 4 * n_kept
 
 

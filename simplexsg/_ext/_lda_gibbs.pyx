@@ -153,18 +153,28 @@ cdef inline Py_ssize_t _invert(const double* cdf, Py_ssize_t n, double x) noexce
     return lo
 
 
-cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, const int64_t* n_dk,
-                             const int32_t* topics, Py_ssize_t n_used, double* cdf,
-                             Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
-    """The exact draw of SparseLDA: the count part ``n_k f_k`` summed over the topics in use,
-    then the alpha part by inverting its cumulative sums. O(topics in use + log K)."""
+cdef inline double _count_cdf(const double* fit, const int64_t* n_dk, const int32_t* topics,
+                              Py_ssize_t n_used, double* cdf) noexcept nogil:
+    """The conditional's count part: ``cdf[j]`` = sum of ``n_dk[k] f_k`` over the first j + 1
+    topics in use; returns the whole sum (0 with no topic in use). O(topics in use)."""
     cdef Py_ssize_t j, k
-    cdef double count_mass = 0.0, alpha_mass = alpha_cdf[n_topics - 1], x
+    cdef double count_mass = 0.0
     for j in range(n_used):
         k = topics[j]
         count_mass += <double> n_dk[k] * fit[k]
         cdf[j] = count_mass
-    x = rng.next_double(rng.state) * (count_mass + alpha_mass)
+    return count_mass
+
+
+cdef inline Py_ssize_t _draw_from_cdf(const double* cdf, double count_mass,
+                                      const double* alpha_cdf, const int32_t* topics,
+                                      Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
+    """The exact draw of SparseLDA given ``_count_cdf``'s ``cdf`` and ``count_mass``: the count
+    part over the topics in use, else the alpha part by inverting its cumulative sums.
+    O(topics in use + log K)."""
+    cdef Py_ssize_t j
+    cdef double alpha_mass = alpha_cdf[n_topics - 1]
+    cdef double x = rng.next_double(rng.state) * (count_mass + alpha_mass)
     if x < count_mass:
         j = 0
         while not x < cdf[j]:
@@ -172,6 +182,14 @@ cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, 
         return topics[j]
     x -= count_mass
     return _invert(alpha_cdf, n_topics, x if x < alpha_mass else 0.0)
+
+
+cdef inline Py_ssize_t _direct_draw(const double* fit, const double* alpha_cdf, const int64_t* n_dk,
+                                    const int32_t* topics, Py_ssize_t n_used, double* cdf,
+                                    Py_ssize_t n_topics, bitgen_t* rng) noexcept nogil:
+    """``_draw_from_cdf`` after ``_count_cdf``."""
+    return _draw_from_cdf(cdf, _count_cdf(fit, n_dk, topics, n_used, cdf), alpha_cdf, topics,
+                          n_topics, rng)
 
 
 cdef inline Py_ssize_t _other_token_topic(const double* fit, double eps, const int32_t* z,
@@ -294,18 +312,15 @@ cdef inline void _prefetch_start(const int32_t* words, Py_ssize_t n_tokens, cons
 
 
 cdef inline void _add_expectation(Expectations* e, Py_ssize_t row, double* run_alpha,
-                                  const double* fit, double alpha_mass, const int64_t* n_dk,
+                                  double alpha_mass, double total, const int64_t* n_dk,
                                   const int32_t* topics, Py_ssize_t n_used) noexcept nogil:
-    """Counts a token's draw by its conditional ``(alpha_k + n_dk[k]) fit[k] / T`` (``n_dk``
-    without the token; T the total, ``alpha_mass`` its alpha part): ``n_dk[k] / T`` added to
-    ``e.acc[row + k]`` for the topics in use (``fit`` is applied once per run, in
-    ``_emit_expectations``), ``alpha_mass / T`` to ``run_alpha[0]``."""
+    """Counts a token's draw by its conditional ``(alpha_k + n_dk[k]) fit[k] / total``
+    (``n_dk`` without the token; ``total`` the conditional's total, ``alpha_mass`` its alpha
+    part): ``n_dk[k] / total`` added to ``e.acc[row + k]`` for the topics in use (``fit`` is
+    applied once per run, in ``_emit_expectations``), ``alpha_mass / total`` to
+    ``run_alpha[0]``."""
     cdef Py_ssize_t j, k
-    cdef double total = alpha_mass
     cdef double* acc = e.acc + row
-    for j in range(n_used):
-        k = topics[j]
-        total += <double> n_dk[k] * fit[k]
     total = 1.0 / total
     run_alpha[0] += alpha_mass * total
     for j in range(n_used):
@@ -338,6 +353,8 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
     document's runs' entries of ``run_alpha``."""
     cdef Py_ssize_t i, j, k, w, n_used = 0, n_kept = n_sweeps - burn_in, run
     cdef int sweep
+    cdef bint counted, direct
+    cdef double count_mass, alpha_mass
     for k in range(n_topics):
         n_dk[k] = 0
     if n_dk_sum != NULL:
@@ -368,14 +385,19 @@ cdef void _sample_document(const int32_t* words, Py_ssize_t n_tokens, int32_t* z
         for i in range(n_tokens):
             w = words[i]
             _remove_token(z[i], n_dk, topics, position, &n_used)
-            if expect != NULL and sweep >= burn_in:
+            counted = expect != NULL and sweep >= burn_in
+            direct = n_used <= tables[w].n_top + direct_margin
+            if counted or direct:       # one pass serves the draw and the counting
+                count_mass = _count_cdf(fit + w * n_topics, n_dk, topics, n_used, cdf)
+            if counted:
                 if i == 0 or w != words[i - 1]:
                     run += 1
-                _add_expectation(expect, run * n_topics, run_alpha + run, fit + w * n_topics,
-                                 alpha_cdf[w * n_topics + n_topics - 1], n_dk, topics, n_used)
-            if n_used <= tables[w].n_top + direct_margin:
-                k = _direct_draw(fit + w * n_topics, alpha_cdf + w * n_topics, n_dk, topics,
-                                 n_used, cdf, n_topics, rng)
+                alpha_mass = alpha_cdf[w * n_topics + n_topics - 1]
+                _add_expectation(expect, run * n_topics, run_alpha + run, alpha_mass,
+                                 count_mass + alpha_mass, n_dk, topics, n_used)
+            if direct:
+                k = _draw_from_cdf(cdf, count_mass, alpha_cdf + w * n_topics, topics, n_topics,
+                                   rng)
             else:
                 k = _draw_topic(fit + w * n_topics, alpha_cdf + w * n_topics, tables + w, alpha,
                                 n_dk, z, i, n_tokens - 1, topics, n_used, cdf, n_topics, rng)

@@ -84,8 +84,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         docs/guide/samplers.rst, "Local step on the conditional mean".
     rao_blackwell : bool, default True
         True: the local step counts each kept draw by its conditional expectation over the
-        topics, not by the topic drawn (the same expectation, about a quarter of the variance:
-        the chain learns in fewer steps); False: the plain counts of the draws.
+        topics, not by the topic drawn (the same expectation, less variance: the chain
+        learns in fewer steps); False: the plain counts of the draws.
         docs/guide/samplers.rst and docs/benchmarks/lda.rst, "Counts in expectation".
     learn_doc_topic_prior : {False, True, "symmetric", "per_topic"}, default False
         Sample alpha too, by an SGLD-CV step of log alpha after each local step

@@ -35,7 +35,7 @@ import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
-from simplexsg.lda.defaults import default_batch_size, default_passes
+from simplexsg.lda.defaults import fit_length
 
 from harness import cli
 from harness.study import (ALPHA, QUICK, add_grid_options, print_ratio_summary, ratio_summary,
@@ -78,8 +78,9 @@ def score_windows(X, K, beta, seed, score):
     (keyed by the pass count as a string, as in the JSON); and the exact ``components_`` at the
     end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
     doubling rule's average starts."""
-    steps_per_pass = -(-X.shape[0] // default_batch_size(X.shape[0], X.sum() / X.shape[0]))
-    steps = steps_per_pass * default_passes(steps_per_pass)
+    pass_steps = fit_length(None, None, None, X.shape[0], X.shape[0],
+                            lambda: X.sum() / X.shape[0]).pass_steps
+    steps = sum(pass_steps)
 
     def fit(**settings):
         return SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
@@ -88,12 +89,12 @@ def score_windows(X, K, beta, seed, score):
     model = fit(burn_in=0, n_topic_samples=steps)
     samples = model.topic_samples_
     assert len(samples) == steps and list(model.topic_sample_steps_) == list(range(steps))
-    row = dict(steps_per_pass=steps_per_pass, perplexity={}, components={
+    row = dict(pass_steps=list(pass_steps), perplexity={}, components={
         "default": float(score(fit().components_, ALPHA)),
         BASELINE: float(score(fit(burn_in=RULES[BASELINE](steps)).components_, ALPHA))})
     for passes in PASSES:
-        T = passes * steps_per_pass
-        if T <= steps:
+        T = sum(pass_steps[:passes])
+        if passes <= len(pass_steps):
             row["perplexity"][str(passes)] = {
                 rule: float(score(samples[start(T):T].mean(axis=0, dtype=np.float64), ALPHA))
                 for rule, start in RULES.items()}

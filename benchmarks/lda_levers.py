@@ -27,7 +27,12 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   default until 2026-11-26) instead of the alpha part's expected topics;
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
 * ``batch10_matched``: the same with the step shrunk so that the minibatch noise the topics
-  carry stays that of the default three steps per pass (``noise_matched``).
+  carry stays that of the default three steps per pass (``noise_matched``);
+* ``root40``, ``root60``, ``root120``: minibatches of about 40, 60 or 120 sqrt(T) tokens
+  (``default_batch_size``'s ``root_tokens``) instead of ``BATCH_ROOT_TOKENS``: fewer, less
+  noisy steps at the default passes;
+* ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33: the topics
+  remember more minibatches late in the fit, the other way to less noise.
 
 Reported per lever: the median, smallest and largest ratio of its perplexity (and time) to the
 defaults' over the rows (corpus, K, beta, seed), and how many rows it makes more than 1% worse
@@ -42,7 +47,7 @@ import math
 import statistics
 
 from simplexsg import SCIRLDA
-from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS
+from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS, default_batch_size
 
 from harness import cli
 from harness.measure import timed_fit
@@ -85,6 +90,10 @@ LEVERS = {
     "plain_counts": dict(rao_blackwell=False),
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),
+    "root40": dict(batch_root_tokens=40),
+    "root60": dict(batch_root_tokens=60),
+    "root120": dict(batch_root_tokens=120),
+    "decay05": dict(step_decay=0.5),
 }
 #: The levers of the short form (``--quick``).
 QUICK_LEVERS = ["step4", "batch2", "warm"]
@@ -96,6 +105,10 @@ def fit_and_score(overrides, X, K, beta, seed, score):
     steps = settings.pop("steps_per_pass", None)
     if steps is not None:
         settings["batch_size"] = -(-X.shape[0] // steps)
+    root_tokens = settings.pop("batch_root_tokens", None)
+    if root_tokens is not None:
+        settings["batch_size"] = default_batch_size(X.shape[0], X.sum() / X.shape[0],
+                                                    root_tokens=root_tokens)
     model, seconds = timed_fit(SCIRLDA(n_components=K, doc_topic_prior=ALPHA,
                                        topic_word_prior=beta, random_state=seed, n_jobs=1,
                                        **settings), X)

@@ -84,15 +84,14 @@ def child(args):
         corpus = UCIBowCorpus(folder / "docword.txt")
         n_docs = len(corpus)
         # evaluate about --evaluations times over the fit: its steps are known once the
-        # batch is (by default about BATCH_TOKENS tokens) and the passes (DEFAULT_PASSES)
+        # minibatches are (simplexsg.lda.defaults.fit_length, the plan fit makes)
         from simplexsg.corpus import BowStream
-        from simplexsg.lda.defaults import default_batch_size, default_passes
+        from simplexsg.lda.defaults import fit_length
         from simplexsg.lda.inputs import mean_document_length
         params = json.loads(args.scir_params)
-        batch = params.get("batch_size") or default_batch_size(
-            n_docs, mean_document_length(BowStream(corpus, corpus.n_features)))
-        steps_per_pass = -(-n_docs // batch)
-        total = steps_per_pass * (args.passes or default_passes(steps_per_pass))
+        total = sum(fit_length(
+            params.get("batch_size"), args.passes, None, n_docs, n_docs,
+            lambda: mean_document_length(BowStream(corpus, corpus.n_features))).pass_steps)
         model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=args.seed,
                         n_jobs=args.workers, max_iter=args.passes,
                         evaluate_every=max(1, total // args.evaluations), **params)

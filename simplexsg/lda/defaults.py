@@ -7,6 +7,7 @@ The measurements behind the values are in docs/benchmarks/lda.rst, section "Why 
 are what they are"; each constant's comment names its subsection there in quotes.
 """
 import math
+from typing import NamedTuple
 
 
 #: Schedule h_t = step_size (1 + t / step_offset)^-step_decay of each sampler ("Step sizes").
@@ -36,8 +37,10 @@ MIN_BATCH = 50
 #: Fewest default steps a pass: minibatches of ceil(D / STEPS_PER_PASS) documents at most
 #: ("Minibatches and sweeps").
 STEPS_PER_PASS = 3
-#: A default minibatch holds about BATCH_ROOT_TOKENS * sqrt(T) of the corpus's T tokens, so
-#: that a pass has sqrt(T) / BATCH_ROOT_TOKENS steps ("Counts in expectation").
+#: A default minibatch of the chain's pass p (1, 2, ...) holds about p * BATCH_ROOT_TOKENS *
+#: sqrt(T) of the corpus's T tokens: the first pass has sqrt(T) / BATCH_ROOT_TOKENS steps
+#: ("Counts in expectation"), later passes fewer, quieter ones ("Minibatches that grow by
+#: pass").
 BATCH_ROOT_TOKENS = 20
 #: Tokens of a default minibatch at most, which bounds a streamed corpus's memory ("Minibatch
 #: size at scale").
@@ -80,17 +83,25 @@ ALPHA_WARMUP_STEPS = 5
 _LEARN_ALPHA = {False: None, True: "symmetric", "symmetric": "symmetric", "per_topic": "per_topic"}
 
 
-def default_passes(steps_per_pass):
-    """``max_iter=None``: ``max(DEFAULT_PASSES, ceil(MIN_STEPS / steps_per_pass))`` passes."""
-    return max(DEFAULT_PASSES, -(-MIN_STEPS // steps_per_pass))
+def default_passes(pass_steps):
+    """``max_iter=None``: the fewest passes, at least DEFAULT_PASSES, whose steps
+    (``pass_steps[p]`` steps in pass p) add up to MIN_STEPS; ``len(pass_steps)`` if none do."""
+    total = 0
+    for passes, steps in enumerate(pass_steps, start=1):
+        total += steps
+        if passes >= DEFAULT_PASSES and total >= MIN_STEPS:
+            return passes
+    return len(pass_steps)
 
 
-def default_batch_size(n_documents, mean_length):
-    """``batch_size=None``: the documents of about ``BATCH_ROOT_TOKENS * sqrt(T)`` tokens
-    within [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x ``mean_length`` (tokens a
-    document, floored at 1), at most ``ceil(D / STEPS_PER_PASS)``, at least MIN_BATCH."""
+def default_batch_size(n_documents, mean_length, epoch=0, root_tokens=BATCH_ROOT_TOKENS):
+    """``batch_size=None``: pass ``epoch`` (0-based, counted along the chain) takes the
+    documents of about ``(epoch + 1) * root_tokens * sqrt(T)`` tokens within
+    [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x ``mean_length`` (tokens a document,
+    floored at 1), at most ``ceil(D / STEPS_PER_PASS)``, at least MIN_BATCH. ``root_tokens``
+    other than BATCH_ROOT_TOKENS is for benchmarks that vary the rule."""
     mean_length = max(float(mean_length), 1.0)
-    tokens = min(max(BATCH_ROOT_TOKENS * math.sqrt(n_documents * mean_length),
+    tokens = min(max((epoch + 1) * root_tokens * math.sqrt(n_documents * mean_length),
                      MIN_BATCH_TOKENS), BATCH_TOKENS)
     per_pass = -(-n_documents // STEPS_PER_PASS)
     return max(MIN_BATCH, min(per_pass, math.ceil(tokens / mean_length)))
@@ -118,14 +129,35 @@ def resolve_params(params):
         learn_alpha=_LEARN_ALPHA[bool(learn) if not isinstance(learn, str) else learn])
 
 
-def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length):
-    """``fit``'s minibatch size, steps a pass, passes at most and passes at least (before the
-    convergence check may stop it), from ``batch_size`` and ``max_iter`` (None: the defaults),
+class FitLength(NamedTuple):
+    """The plan of one ``fit`` (``fit_length``): ``batch_sizes[p]`` documents a minibatch and
+    ``pass_steps[p]`` steps in its pass p (0-based), ``passes`` passes at most and
+    ``min_passes`` before the convergence check may stop it."""
+    batch_sizes: tuple
+    pass_steps: tuple
+    passes: int
+    min_passes: int
+
+
+def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length,
+               first_epoch=0):
+    """The ``FitLength`` of a fit from ``batch_size`` and ``max_iter`` (None: the defaults),
     ``tol``, and the corpus: ``n_documents`` (None: a stream without len()), its size D
     ``total_samples``, ``mean_length`` (a callable giving its mean document length in tokens,
-    called only when ``batch_size`` is None)."""
-    batch_size = batch_size or default_batch_size(total_samples, mean_length())
-    steps_per_pass = -(-(n_documents or total_samples) // batch_size)
-    min_passes = default_passes(steps_per_pass)
+    called only when ``batch_size`` is None); ``first_epoch``: the chain's passes before this
+    fit, which the default minibatch grows with."""
+    if batch_size:
+        def size(epoch):
+            return batch_size
+    else:
+        length = mean_length()
+
+        def size(epoch):
+            return default_batch_size(total_samples, length, epoch)
+    horizon = max(max_iter or 0, MAX_PASSES)
+    batch_sizes = tuple(size(first_epoch + p) for p in range(horizon))
+    pass_steps = tuple(-(-(n_documents or total_samples) // b) for b in batch_sizes)
+    min_passes = default_passes(pass_steps)
     passes = max_iter or (MAX_PASSES if tol is not None else min_passes)
-    return batch_size, steps_per_pass, passes, 0 if max_iter else min_passes
+    return FitLength(batch_sizes[:passes], pass_steps[:passes], passes,
+                     0 if max_iter else min_passes)

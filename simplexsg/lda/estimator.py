@@ -38,13 +38,15 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
     topic_word_prior : float > 0 or None, default None (0.1)
         Symmetric Dirichlet parameter beta of the topics.
     batch_size : int >= 1 or None, default None
-        Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None: the
-        documents of about ``20 sqrt(T)`` of the corpus's T tokens (``BATCH_ROOT_TOKENS``;
-        a stream's document length from its first documents), so that a pass has ``sqrt(T) /
-        20`` steps, but at least those of 20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones
-        are noisier without learning faster); at most ``ceil(D / 3)`` documents and those of
-        10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50. Measured
-        in docs/benchmarks/lda.rst, "Counts in expectation".
+        Documents per minibatch of ``fit`` (the last one of a pass may be smaller). None:
+        minibatches that grow with the chain's passes: pass p (1, 2, ...) takes the documents of
+        about ``p x 20 sqrt(T)`` of the corpus's T tokens (``BATCH_ROOT_TOKENS``; a stream's
+        document length from its first documents), so that the first pass has ``sqrt(T) / 20``
+        steps to move the topics far and later ones fewer, quieter steps; at least those of
+        20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones are noisier without learning
+        faster), at most ``ceil(D / 3)`` documents and those of 10^6 tokens (``BATCH_TOKENS``,
+        which bounds a stream's memory), at least 50. Measured in docs/benchmarks/lda.rst,
+        "Minibatches that grow by pass".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8
@@ -63,8 +65,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         ``min(1, n_gibbs // 2)``.
     max_iter : int >= 1 or None, default None
         Passes over the training documents in ``fit``, at most. None: 6 (``DEFAULT_PASSES``:
-        with the default ``n_gibbs``, 60 draws a token), or more if that makes fewer than 60
-        steps (``MIN_STEPS``); with ``tol``, up to 100 (``MAX_PASSES``), the check stopping
+        with the default ``n_gibbs``, 60 draws a token), or more until the steps add up to 60
+        (``MIN_STEPS``); with ``tol``, up to 100 (``MAX_PASSES``), the check stopping
         the fit after those 6 passes at the earliest. Measured in docs/benchmarks/lda.rst,
         "How many passes" and "Counts in expectation".
     burn_in : int >= 0 or None, default None
@@ -197,7 +199,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
     burn_in_ : int
         The first step averaged into ``components_``.
     batch_size_ : int
-        Documents per minibatch of ``fit``.
+        Documents per minibatch in the first pass of the last ``fit`` (with ``batch_size=None``
+        later passes take more, see ``batch_size``).
     total_samples_ : int
         The corpus size D of the count scaling.
     n_documents_seen_ : int

@@ -21,12 +21,13 @@ def data_fingerprint(corpus, heldout, params):
 class FitRun:
     """The plan of one ``fit`` and how far it got: passes ``first_epoch .. end_epoch - 1``
     (numbered across the fits of a chain, since a pass's minibatch order derives from its
-    number), ``steps_per_pass`` minibatches of ``batch_size`` documents, the pass in
-    progress ``epoch`` and the steps of it done ``step``. Immutable: the loop rebinds it."""
+    number), of ``pass_steps[p]`` minibatches of ``batch_sizes[p]`` documents (p counted from
+    ``first_epoch``), the pass in progress ``epoch`` and the steps of it done ``step``.
+    Immutable: the loop rebinds it."""
 
     fingerprint: dict
-    batch_size: int
-    steps_per_pass: int
+    batch_sizes: tuple
+    pass_steps: tuple
     first_epoch: int
     passes: int
     min_passes: int
@@ -42,8 +43,18 @@ class FitRun:
         return self.first_epoch + self.passes
 
     @property
+    def batch_size(self):
+        """Documents a minibatch in the pass in progress (the last pass's once done)."""
+        return self.batch_sizes[min(self.epoch, self.end_epoch - 1) - self.first_epoch]
+
+    @property
+    def steps_per_pass(self):
+        """Steps of the pass in progress (the last pass's once done)."""
+        return self.pass_steps[min(self.epoch, self.end_epoch - 1) - self.first_epoch]
+
+    @property
     def steps_left(self):
-        return (self.end_epoch - self.epoch) * self.steps_per_pass - self.step
+        return sum(self.pass_steps[self.epoch - self.first_epoch:]) - self.step
 
     @property
     def passes_done(self):

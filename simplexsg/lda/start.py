@@ -52,16 +52,20 @@ def start_fit(model, X, id2word, X_heldout, params):
                          "X_heldout")
     if isinstance(corpus, BowStream) and D is None:
         raise ValueError("a streamed corpus without len() needs total_samples")
-    batch_size, steps_per_pass, passes, min_passes = fit_length(
-        params["batch_size"], params["max_iter"], params["tol"], n_docs, D,
-        mean_length=lambda: inputs.mean_document_length(corpus))
+    # a continued chain goes on from its pass count (0 after partial_fit alone)
+    first_epoch = model._run.epoch if extend and hasattr(model, "_run") else 0
+    length = fit_length(params["batch_size"], params["max_iter"], params["tol"], n_docs, D,
+                        mean_length=lambda: inputs.mean_document_length(corpus),
+                        first_epoch=first_epoch)
+    largest = max(length.batch_sizes)
     if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
-        inputs.check_step_memory(corpus, batch_size, params)
-    if D < min(batch_size, n_docs or batch_size):
-        raise ValueError(f"total_samples ({D}) is below batch_size ({batch_size}): the "
+        inputs.check_step_memory(corpus, largest, params)
+    if D < min(largest, n_docs or largest):
+        raise ValueError(f"total_samples ({D}) is below batch_size ({largest}): the "
                          "minibatch counts would be scaled by D / batch < 1")
-    if params["burn_in"] is not None and params["burn_in"] >= passes * steps_per_pass:
-        warnings.warn(f"burn_in={params['burn_in']} is not below the {passes * steps_per_pass}"
+    steps = sum(length.pass_steps)
+    if params["burn_in"] is not None and params["burn_in"] >= steps:
+        warnings.warn(f"burn_in={params['burn_in']} is not below the {steps}"
                       " steps of fit: components_ will be the last step's topics, not an "
                       "average", UserWarning)
     if extend:
@@ -69,20 +73,19 @@ def start_fit(model, X, id2word, X_heldout, params):
             raise ValueError(f"warm_start continues a model of {model.topic_state_.shape[0]} "
                              f"topics: n_components={params['n_components']} differs")
         seed, first_step = model.random_state_, model.n_batch_iter_
-        first_epoch = model._run.epoch if hasattr(model, "_run") else 0   # after partial_fit
     else:
-        seed, first_step, first_epoch = seed_sequence(model.random_state), 0, 0
+        seed, first_step = seed_sequence(model.random_state), 0
         new_chain(model, params, seed, n_documents=D)
     model.burn_in_ = (None if params["burn_in"] is None     # TailAverage's growing blocks
                       else first_step + params["burn_in"])
     new_averages(model, params["n_topic_samples"])
-    model.total_samples_, model.batch_size_ = D, batch_size
-    model._run = FitRun(fingerprint, batch_size, steps_per_pass, first_epoch, passes,
-                        min_passes)
+    model.total_samples_, model.batch_size_ = D, length.batch_sizes[0]
+    model._run = FitRun(fingerprint, length.batch_sizes, length.pass_steps, first_epoch,
+                        length.passes, length.min_passes)
     model._monitor = None if params["tol"] is None else ConvergenceMonitor(
         monitor_documents(corpus, heldout, substream(seed, Stream.MONITOR, 0)), params,
         seed=substream(seed, Stream.MONITOR, 1),
-        first_pass=min_passes - params["n_iter_no_change"] - 1)
+        first_pass=length.min_passes - params["n_iter_no_change"] - 1)
     model._assignments = (AssignmentStore(corpus) if params["local_warm_start"]
                           and not isinstance(corpus, BowStream) else None)
     model._doc_topic_counts = (None if isinstance(corpus, BowStream) else np.zeros(

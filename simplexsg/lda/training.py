@@ -95,7 +95,7 @@ class Trainer:
         self._evaluated = "in-sample" if in_sample else "held-out"
         try:
             while model.stop_reason_ is None and model._run.epoch < run.end_epoch:
-                batches = minibatches(corpus, run.batch_size, model.random_state_,
+                batches = minibatches(corpus, model._run.batch_size, model.random_state_,
                                       model._run.epoch, model.shuffle_buffer)
                 for laps, (doc_indices, batch) in clocked(
                         itertools.islice(batches, model._run.step, None)):

@@ -127,17 +127,37 @@ def test_scir_default_step_size_follows_the_topic_word_prior(synthetic, beta, sa
     assert not np.array_equal(default.components_, other.components_)
 
 
-@pytest.mark.parametrize("n_docs, batch, passes", [(40, 50, 60), (100, 50, 30), (200, 67, 20),
-                                                   (5000, 1667, 20), (40_000, 5000, 8)])
-def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes):
-    # batch_size=None: the documents of 20 sqrt(T) tokens, at least 20,000 (T = 4 D here:
-    # 5000 documents up to D = 250,000), at most ceil(D / 3), at least 50; max_iter=None:
-    # max(6 passes, 60 steps)
+@pytest.mark.parametrize("n_docs, batch, passes, steps", [
+    (40, 50, 60, 60), (100, 50, 30, 60), (200, 67, 20, 60), (5000, 1667, 20, 60),
+    (40_000, 5000, 14, 60), (250_000, 5000, 6, 124)])
+def test_default_batch_size_and_passes_follow_the_corpus_size(n_docs, batch, passes, steps):
+    # batch_size=None: pass p (from 1) takes the documents of p x 20 sqrt(T) tokens, at
+    # least 20,000 (T = 4 D here: 5000 documents in the first pass up to D = 250,000), at
+    # most ceil(D / 3), at least 50; max_iter=None: the fewest passes, at least 6, with 60
+    # steps. 40,000 documents: 8, 8, 7, 5, 4, 4 steps, then 3 a pass (the cap); 250,000:
+    # 50, 25, 17, 13, 10, 9 steps (minibatches of 5000, 10,000, 15,000, ... documents)
     X = sp.csr_array(np.ones((n_docs, 4), dtype=np.int64))
     lda = SCIRLDA(2, n_gibbs=1, gibbs_burn_in=0, random_state=0).fit(X)
-    steps_per_pass = -(-n_docs // batch)
     assert (lda.batch_size_, lda.n_iter_) == (batch, passes)
-    assert lda.n_batch_iter_ == passes * steps_per_pass and lda.n_documents_seen_ == passes * n_docs
+    assert lda.n_batch_iter_ == steps and lda.n_documents_seen_ == passes * n_docs
+
+
+def test_the_default_minibatch_grows_by_pass_along_the_chain():
+    # 30,000 documents of 10 tokens (T = 300,000): pass p takes max(p x 20 sqrt(T), 20,000)
+    # tokens: 2000, 2191, 3287 documents, so 15, 14, 10 steps; a warm-started fit goes on
+    # with the chain's pass numbers, so one pass then two is the three-pass fit; a batch_size
+    # given stays
+    rng = np.random.default_rng(0)
+    X = sp.csr_array(rng.multinomial(10, np.full(20, 0.05), size=30_000))
+    quick = dict(n_gibbs=1, gibbs_burn_in=0, random_state=0)
+    whole = SCIRLDA(2, max_iter=3, **quick).fit(X)
+    assert (whole.batch_size_, whole.n_batch_iter_) == (2000, 15 + 14 + 10)
+    part = SCIRLDA(2, max_iter=1, **quick).fit(X)
+    part.set_params(warm_start=True, max_iter=2).fit(X)
+    assert (part.batch_size_, part.n_batch_iter_) == (2191, whole.n_batch_iter_)
+    np.testing.assert_array_equal(part.topic_state_, whole.topic_state_)
+    fixed = SCIRLDA(2, max_iter=3, batch_size=2000, **quick).fit(X)
+    assert fixed.n_batch_iter_ == 3 * 15
 
 
 def test_components_and_transform_are_distributions(synthetic):

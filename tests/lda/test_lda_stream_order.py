@@ -89,7 +89,8 @@ def test_the_buffer_is_seeded_and_covers_every_document_once(sorted_corpus):
 
 @pytest.mark.slow
 def test_the_default_minibatch_follows_the_corpus_tokens():
-    """The default minibatch holds about 20 sqrt(T) of the corpus's T tokens, at least
+    """The first pass's default minibatch holds about 20 sqrt(T) of the corpus's T tokens
+    (later passes' grow, ``test_the_default_minibatch_grows_by_pass_along_the_chain``), at least
     MIN_BATCH_TOKENS and at most BATCH_TOKENS, at most D / 3 documents and at least 50, from
     the mean length of an in-memory corpus or of a stream's first documents (so a stream holds
     at most SHUFFLE_BATCHES + 2 minibatches of at most about BATCH_TOKENS tokens, whatever

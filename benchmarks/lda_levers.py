@@ -28,9 +28,11 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 * ``batch10``: ten steps per pass (``batch_size = ceil(D / 10)``) with the default step;
 * ``batch10_matched``: the same with the step shrunk so that the minibatch noise the topics
   carry stays that of the default three steps per pass (``noise_matched``);
-* ``root40``, ``root60``, ``root120``: minibatches of about 40, 60 or 120 sqrt(T) tokens
-  (``default_batch_size``'s ``root_tokens``) instead of ``BATCH_ROOT_TOKENS``: fewer, less
-  noisy steps at the default passes;
+* ``constant``: every pass's minibatch the first pass's (about 20 sqrt(T) tokens, the default
+  until 2026-12-01) instead of growing with the pass;
+* ``root40``, ``root60``, ``root120``: every pass's minibatch of about 40, 60 or 120 sqrt(T)
+  tokens (``default_batch_size``'s ``root_tokens``): fewer, less noisy steps at the default
+  passes;
 * ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33: the topics
   remember more minibatches late in the fit, the other way to less noise.
 
@@ -90,6 +92,7 @@ LEVERS = {
     "plain_counts": dict(rao_blackwell=False),
     "batch10": dict(steps_per_pass=10),
     "batch10_matched": dict(steps_per_pass=10, **noise_matched(10)),
+    "constant": dict(batch_root_tokens=20),
     "root40": dict(batch_root_tokens=40),
     "root60": dict(batch_root_tokens=60),
     "root120": dict(batch_root_tokens=120),

@@ -131,12 +131,31 @@ def resolve_params(params):
 
 class FitLength(NamedTuple):
     """The plan of one ``fit`` (``fit_length``): ``batch_sizes[p]`` documents a minibatch and
-    ``pass_steps[p]`` steps in its pass p (0-based), ``passes`` passes at most and
-    ``min_passes`` before the convergence check may stop it."""
+    ``pass_steps[p]`` steps in its pass p (0-based), the last entry standing for every later
+    pass (the default minibatch stops growing within MAX_PASSES passes: its caps bind by about
+    the 30th), ``passes`` passes at most and ``min_passes`` before the convergence check may
+    stop it."""
     batch_sizes: tuple
     pass_steps: tuple
     passes: int
     min_passes: int
+
+    def batch_size(self, p):
+        """Documents a minibatch in pass p."""
+        return self.batch_sizes[min(p, len(self.batch_sizes) - 1)]
+
+    def steps(self, p):
+        """Steps of pass p."""
+        return self.pass_steps[min(p, len(self.pass_steps) - 1)]
+
+    def largest_batch(self):
+        """Documents of the largest minibatch of the ``passes`` passes."""
+        return max(self.batch_sizes[:self.passes])
+
+    def steps_from(self, p):
+        """Steps of passes p, ..., ``passes`` - 1."""
+        later = max(0, self.passes - max(p, len(self.pass_steps)))
+        return sum(self.pass_steps[p:self.passes]) + later * self.pass_steps[-1]
 
 
 def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length,
@@ -147,17 +166,13 @@ def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_lengt
     called only when ``batch_size`` is None); ``first_epoch``: the chain's passes before this
     fit, which the default minibatch grows with."""
     if batch_size:
-        def size(epoch):
-            return batch_size
+        batch_sizes = (batch_size,)
     else:
         length = mean_length()
-
-        def size(epoch):
-            return default_batch_size(total_samples, length, epoch)
-    horizon = max(max_iter or 0, MAX_PASSES)
-    batch_sizes = tuple(size(first_epoch + p) for p in range(horizon))
+        batch_sizes = tuple(default_batch_size(total_samples, length, first_epoch + p)
+                            for p in range(MAX_PASSES))
     pass_steps = tuple(-(-(n_documents or total_samples) // b) for b in batch_sizes)
-    min_passes = default_passes(pass_steps)
+    plan = FitLength(batch_sizes, pass_steps, MAX_PASSES, 0)
+    min_passes = default_passes([plan.steps(p) for p in range(MAX_PASSES)])
     passes = max_iter or (MAX_PASSES if tol is not None else min_passes)
-    return FitLength(batch_sizes[:passes], pass_steps[:passes], passes,
-                     0 if max_iter else min_passes)
+    return plan._replace(passes=passes, min_passes=0 if max_iter else min_passes)

@@ -3,6 +3,7 @@ import dataclasses
 
 from .._fitting import array_digest
 from ..corpus import BowStream
+from .defaults import FitLength
 
 
 def data_fingerprint(corpus, heldout, params):
@@ -19,18 +20,15 @@ def data_fingerprint(corpus, heldout, params):
 
 @dataclasses.dataclass(frozen=True)
 class FitRun:
-    """The plan of one ``fit`` and how far it got: passes ``first_epoch .. end_epoch - 1``
+    """The plan of one ``fit`` (``length``, ``simplexsg.lda.defaults.FitLength``, its passes
+    counted from ``first_epoch``) and how far it got: passes ``first_epoch .. end_epoch - 1``
     (numbered across the fits of a chain, since a pass's minibatch order derives from its
-    number), of ``pass_steps[p]`` minibatches of ``batch_sizes[p]`` documents (p counted from
-    ``first_epoch``), the pass in progress ``epoch`` and the steps of it done ``step``.
-    Immutable: the loop rebinds it."""
+    number), the pass in progress ``epoch`` and the steps of it done ``step``. Immutable: the
+    loop rebinds it."""
 
     fingerprint: dict
-    batch_sizes: tuple
-    pass_steps: tuple
+    length: FitLength
     first_epoch: int
-    passes: int
-    min_passes: int
     epoch: int = None
     step: int = 0
 
@@ -39,27 +37,27 @@ class FitRun:
             object.__setattr__(self, "epoch", self.first_epoch)
 
     @property
+    def min_passes(self):
+        return self.length.min_passes
+
+    @property
     def end_epoch(self):
-        return self.first_epoch + self.passes
+        return self.first_epoch + self.length.passes
 
     @property
     def batch_size(self):
-        """Documents a minibatch in the pass in progress (the last pass's once done)."""
-        return self.batch_sizes[min(self.epoch, self.end_epoch - 1) - self.first_epoch]
-
-    @property
-    def steps_per_pass(self):
-        """Steps of the pass in progress (the last pass's once done)."""
-        return self.pass_steps[min(self.epoch, self.end_epoch - 1) - self.first_epoch]
+        """Documents a minibatch in the pass in progress."""
+        return self.length.batch_size(self.epoch - self.first_epoch)
 
     @property
     def steps_left(self):
-        return sum(self.pass_steps[self.epoch - self.first_epoch:]) - self.step
+        return self.length.steps_from(self.epoch - self.first_epoch) - self.step
 
     @property
     def passes_done(self):
         """Complete passes of this fit (one stopped at the last step of a pass counts it)."""
-        return self.epoch - self.first_epoch + (self.step >= self.steps_per_pass)
+        done = self.epoch - self.first_epoch
+        return done + (done < self.length.passes and self.step >= self.length.steps(done))
 
     def advance(self):
         return dataclasses.replace(self, step=self.step + 1)

@@ -57,13 +57,13 @@ def start_fit(model, X, id2word, X_heldout, params):
     length = fit_length(params["batch_size"], params["max_iter"], params["tol"], n_docs, D,
                         mean_length=lambda: inputs.mean_document_length(corpus),
                         first_epoch=first_epoch)
-    largest = max(length.batch_sizes)
+    largest = length.largest_batch()
     if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
         inputs.check_step_memory(corpus, largest, params)
     if D < min(largest, n_docs or largest):
         raise ValueError(f"total_samples ({D}) is below batch_size ({largest}): the "
                          "minibatch counts would be scaled by D / batch < 1")
-    steps = sum(length.pass_steps)
+    steps = length.steps_from(0)
     if params["burn_in"] is not None and params["burn_in"] >= steps:
         warnings.warn(f"burn_in={params['burn_in']} is not below the {steps}"
                       " steps of fit: components_ will be the last step's topics, not an "
@@ -80,8 +80,7 @@ def start_fit(model, X, id2word, X_heldout, params):
                       else first_step + params["burn_in"])
     new_averages(model, params["n_topic_samples"])
     model.total_samples_, model.batch_size_ = D, length.batch_sizes[0]
-    model._run = FitRun(fingerprint, length.batch_sizes, length.pass_steps, first_epoch,
-                        length.passes, length.min_passes)
+    model._run = FitRun(fingerprint, length, first_epoch)
     model._monitor = None if params["tol"] is None else ConvergenceMonitor(
         monitor_documents(corpus, heldout, substream(seed, Stream.MONITOR, 0)), params,
         seed=substream(seed, Stream.MONITOR, 1),

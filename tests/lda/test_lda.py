@@ -160,6 +160,17 @@ def test_the_default_minibatch_grows_by_pass_along_the_chain():
     assert fixed.n_batch_iter_ == 3 * 15
 
 
+def test_a_long_fit_plans_its_passes_in_bounded_memory():
+    # the default minibatch stops growing at its caps (here ceil(D / 3) documents from pass 10
+    # on), so a plan holds MAX_PASSES passes and the last stands for every later one
+    from simplexsg.lda.defaults import MAX_PASSES, fit_length
+    length = fit_length(None, 10**6, None, 30_000, 30_000, lambda: 10.0)
+    assert len(length.batch_sizes) == MAX_PASSES and length.batch_sizes[-1] == 10_000
+    assert length.batch_size(10**5) == 10_000 and length.steps(10**5) == 3
+    assert length.steps_from(0) == sum(length.pass_steps) + (10**6 - MAX_PASSES) * 3
+    assert length.steps_from(10**6 - 1) == 3 and length.largest_batch() == 10_000
+
+
 def test_components_and_transform_are_distributions(synthetic):
     X_train, X_test, _ = synthetic
     lda = SCIRLDA(5, max_iter=2, random_state=0).fit(X_train)

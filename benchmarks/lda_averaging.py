@@ -78,9 +78,9 @@ def score_windows(X, K, beta, seed, score):
     (keyed by the pass count as a string, as in the JSON); and the exact ``components_`` at the
     end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
     doubling rule's average starts."""
-    pass_steps = fit_length(None, None, None, X.shape[0], X.shape[0],
-                            lambda: X.sum() / X.shape[0]).pass_steps
-    steps = sum(pass_steps)
+    length = fit_length(None, None, None, X.shape[0], X.shape[0], lambda: X.sum() / X.shape[0])
+    pass_steps = [length.steps(p) for p in range(length.passes)]
+    steps = length.steps_from(0)
 
     def fit(**settings):
         return SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
@@ -89,7 +89,7 @@ def score_windows(X, K, beta, seed, score):
     model = fit(burn_in=0, n_topic_samples=steps)
     samples = model.topic_samples_
     assert len(samples) == steps and list(model.topic_sample_steps_) == list(range(steps))
-    row = dict(pass_steps=list(pass_steps), perplexity={}, components={
+    row = dict(pass_steps=pass_steps, perplexity={}, components={
         "default": float(score(fit().components_, ALPHA)),
         BASELINE: float(score(fit(burn_in=RULES[BASELINE](steps)).components_, ALPHA))})
     for passes in PASSES:

@@ -89,9 +89,9 @@ def child(args):
         from simplexsg.lda.defaults import fit_length
         from simplexsg.lda.inputs import mean_document_length
         params = json.loads(args.scir_params)
-        total = sum(fit_length(
+        total = fit_length(
             params.get("batch_size"), args.passes, None, n_docs, n_docs,
-            lambda: mean_document_length(BowStream(corpus, corpus.n_features))).pass_steps)
+            lambda: mean_document_length(BowStream(corpus, corpus.n_features))).steps_from(0)
         model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=args.seed,
                         n_jobs=args.workers, max_iter=args.passes,
                         evaluate_every=max(1, total // args.evaluations), **params)

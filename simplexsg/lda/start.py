@@ -79,7 +79,7 @@ def start_fit(model, X, id2word, X_heldout, params):
     model.burn_in_ = (None if params["burn_in"] is None     # TailAverage's growing blocks
                       else first_step + params["burn_in"])
     new_averages(model, params["n_topic_samples"])
-    model.total_samples_, model.batch_size_ = D, length.batch_sizes[0]
+    model.total_samples_, model.batch_size_ = D, length.batch_size(0)
     model._run = FitRun(fingerprint, length, first_epoch)
     model._monitor = None if params["tol"] is None else ConvergenceMonitor(
         monitor_documents(corpus, heldout, substream(seed, Stream.MONITOR, 0)), params,

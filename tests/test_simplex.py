@@ -55,6 +55,7 @@ ONE_STEP_CASES = [  # (theta, a, h)
     (1e-3, 10.0, 0.01),
     (0.0, 1e-3, 0.1),
     (200.0, 0.5, 0.05),
+    (0.0, 0.45, 0.3),
 ]
 
 
@@ -68,7 +69,8 @@ def test_scir_one_step_moments_are_exact(theta, a, h):
 @pytest.mark.parametrize("theta, a, h", [
     (1.0, 1.0, 0.1), (0.5, 0.3, 0.5), (3.0, 2.0, 1.0),
     (0.2, 0.01, 0.5),       # shape < 1, N = 0 and N >= 1 both common
-    (1e-3, 0.05, 1.0),      # N = 0 nearly always: Gamma(a + 1) U^(1/a)
+    (1e-3, 0.05, 1.0),      # N = 0 nearly always: Gamma(a), its proposal U^(1/a) mostly
+    (0.0, 0.45, 1.0),       # N = 0 always: 45% of Gamma(a)'s proposals (1 - a + a Y)^(1/a)
     (0.5, 0.5, 0.02),       # shape 1/2: one normal, (Z + sqrt(2 lam))^2, lam about 25
     (0.0, 0.5, 0.1),        # shape 1/2 from 0
     (1.0, 0.5, np.inf),     # an exact draw: Gamma(1/2)

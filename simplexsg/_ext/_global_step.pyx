@@ -126,6 +126,11 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                 break
     if bad >= 0:
         raise ValueError(f"est_word/est_value entry {bad} is out of range")
+    cdef Py_ssize_t[::1] spread_words = None
+    cdef Py_ssize_t n_spread = 0
+    if spreading:                               # a minibatch has few words: read only theirs
+        spread_words = np.flatnonzero(spread).astype(np.intp, copy=False)
+        n_spread = spread_words.shape[0]
     cdef bint averaging = average_out is not None, accumulate = average_in is not None
     cdef double c = -expm1(-h), decay = exp(-h)
     cdef double rate = decay / c
@@ -158,9 +163,10 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                 row_theta[j] = theta[k, j]
                 top = max(top, row_theta[j])
                 shape[j] = beta
-            if spreading:                       # the alpha part: no branch, 0 where none
+            if spreading:                       # the alpha part, at the words that have one
                 alpha_k = alpha[k]
-                for j in range(W):
+                for e in range(n_spread):
+                    j = spread_words[e]
                     v = alpha_k * (topics[k, j] * column_scale[j]) * spread[j]
                     shape[j] = shape[j] + v
                     est_total = est_total + v

@@ -17,12 +17,11 @@ The CIR transition over time h is ``c/2 * ncx2(2 a, 2 lam)`` with ``c = 1 - exp(
 * shape a < 1/2: ``N ~ Poisson(lam)``, then ``c * Gamma(a + N)``. The Poisson is drawn by its
   first arrival time E ~ Exp(1) (``N = 0`` when ``E > lam``, otherwise 1 plus a Poisson of
   ``lam - E``). When N = 0, ``E - lam`` is again Exp(1) and independent of the event
-  (memorylessness), and it supplies the gamma's power of a uniform:
-  ``Gamma(a) = Gamma(a + 1) * U^(1/a)`` with ``log U = -(E - lam)``, the gamma of shape in
-  [1, 3/2) drawn by Marsaglia and Tsang's method with its constants computed once per shape. A
-  value that would underflow is kept in log space until the row is finished (below). A word
-  with no counts (a = beta < 1/2, LDA's common case) so costs one exponential, one normal,
-  one uniform and one ``exp``.
+  (memorylessness), and it supplies the uniform ``U = exp(-(E - lam))`` of the first proposal
+  of ``_log_gamma_below_one``, the rejection method numpy uses for gamma shapes below 1, drawn
+  in log space. A word with no counts (a = beta < 1/2, LDA's common case) so costs one
+  exponential and one ``exp``, and, when its proposal is not certain to be accepted (about a
+  third of words at beta = 0.01, more at larger beta), one more exponential and ``exp``.
 
 Tiny values, per row (the last axis is the simplex):
 
@@ -42,7 +41,7 @@ row's total count, floored at DBL_MIN too; the mean of the step (before the mirr
 """
 from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MIN
-from libc.math cimport INFINITY, exp, expm1, fabs, log, sqrt
+from libc.math cimport INFINITY, NAN, exp, expm1, fabs, log, log1p, sqrt
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
@@ -59,35 +58,42 @@ FLOOR_VALUE = DBL_MIN
 cdef double LOG_ROW_CEILING = log(ROW_CEILING)
 cdef double ROW_CEILING_C = ROW_CEILING
 cdef double LOG_FLOOR = log(DBL_MIN)
+#: log 2^-53: a gamma proposal below it is accepted without its test (``_log_gamma_below_one``).
+cdef double LOG_SURE = -53.0 * log(2.0)
+#: Values whose log is below this are kept in log space until their row is finished.
+cdef double LOG_TINY = -600.0
 
 
-cdef struct GammaConstants:
-    double shape               # the Gamma shape (>= 1) the constants are for
-    double d                   # shape - 1/3
-    double cc                  # 1 / sqrt(9 d)
+cdef inline double _log_gamma_below_one(bitgen_t* rng, double a, double inv_a, double a_cut,
+                                        double e, double* value) noexcept nogil:
+    """log of a Gamma(a, 1) draw, 0 < a < 1, given ``e`` ~ Exp(1) independent of the rest,
+    ``inv_a = 1 / a`` and ``a_cut = a / (1 - a)``; the draw itself goes to ``value``, or 0
+    when its log is at most LOG_TINY (the caller keeps such a value in log space).
 
-
-cdef inline void _set_gamma_shape(GammaConstants* g, double shape) noexcept nogil:
-    g.shape = shape
-    g.d = shape - 1.0 / 3.0
-    g.cc = 1.0 / sqrt(9.0 * g.d)
-
-
-cdef inline double _standard_gamma(bitgen_t* rng, const GammaConstants* g) noexcept nogil:
-    """A Gamma(g.shape, 1) draw, shape >= 1: Marsaglia and Tsang (2000), as numpy's
-    ``random_standard_gamma`` but with the constants precomputed."""
-    cdef double x, v, u
+    numpy's rejection method for shapes below 1 (``random_standard_gamma``) with its uniform
+    U taken as ``exp(-e)`` (U <= 1 - a exactly when e >= -log1p(-a), which lies in [a,
+    a / (1 - a)] and is computed only when e does): a proposal X = U^(1/a),
+    accepted when X <= V, V ~ Exp(1), or X = (1 - a + a Y)^(1/a), Y = -log((1 - U) / a),
+    accepted when X <= V + Y; each piece's proposal density times its acceptance probability
+    is a x^(a - 1) e^-x. A proposal X = U^(1/a) below 2^-53 is accepted without drawing V: its
+    rejection probability 1 - e^-X is below the resolution of a double uniform. A rejected
+    proposal, and U = 1 (e = 0, outside numpy's [0, 1)), draw e afresh."""
+    cdef double log_x, y, x
     while True:
-        x = random_standard_normal(rng)
-        v = 1.0 + g.cc * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = rng.next_double(rng.state)
-        if u < 1.0 - 0.0331 * (x * x) * (x * x):
-            return g.d * v
-        if log(u) < 0.5 * x * x + g.d * (1.0 - v + log(v)):
-            return g.d * v
+        if e >= a_cut or (e >= a and e >= -log1p(-a)):
+            log_x = -e * inv_a              # -inf for a subnormal a: the caller floors it
+            x = exp(log_x) if log_x > LOG_TINY else 0.0
+            if log_x < LOG_SURE or x <= random_standard_exponential(rng):
+                value[0] = x
+                return log_x
+        elif e > 0.0:
+            y = -log(-expm1(-e) * inv_a)
+            log_x = log1p(a * (y - 1.0)) * inv_a
+            x = exp(log_x)
+            if x <= random_standard_exponential(rng) + y:
+                value[0] = x
+                return log_x
+        e = random_standard_exponential(rng)
 
 
 cdef inline void _finish_row(double* row, Py_ssize_t d, double log_top) noexcept nogil:
@@ -114,8 +120,8 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
     cdef double a, g, v, z, lam, first, log_v
     cdef double top = 0.0                       # largest value stored as is
     cdef double log_top_tiny = -INFINITY        # largest log stored as a negative
-    cdef GammaConstants small                   # for Gamma(a + 1) of the last a < 1/2 seen
-    small.shape = -1.0
+    cdef double inv_shape = -1.0                # the last a < 1/2 seen,
+    cdef double inv_a = NAN, a_cut = NAN        # and its 1 / a, a / (1 - a)
     for j in range(d):
         a = shape[j]
         log_v = 0.0                             # log of the value when it is v * e^log_v
@@ -125,14 +131,17 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
         else:
             lam = theta[j] * rate
             first = random_standard_exponential(rng)
-            if first > lam:                     # N = 0: c Gamma(a + 1) U^(1/a)
-                if small.shape != a + 1.0:
-                    _set_gamma_shape(&small, a + 1.0)
-                v = c * _standard_gamma(rng, &small)
-                log_v = -(first - lam) / a      # -inf for a subnormal a: handled below
-                if log_v > -600.0:
-                    v *= exp(log_v)
+            if first > lam:                     # N = 0: c Gamma(a)
+                if inv_shape != a:
+                    inv_shape = a
+                    inv_a = 1.0 / a
+                    a_cut = a / (1.0 - a)
+                log_v = _log_gamma_below_one(rng, a, inv_a, a_cut, first - lam, &v)
+                if v > 0.0:
+                    v *= c
                     log_v = 0.0
+                else:
+                    v = c
             else:                               # N >= 1: shape a + N >= 1
                 v = c * random_standard_gamma(
                     rng, a + 1.0 + <double> random_poisson(rng, lam - first))

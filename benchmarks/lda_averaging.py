@@ -35,7 +35,7 @@ import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
-from simplexsg.lda.defaults import fit_length
+from simplexsg.lda.defaults import DEFAULT_SWEEPS, balance_tokens, fit_length
 
 from harness import cli
 from harness.study import (ALPHA, QUICK, add_grid_options, print_ratio_summary, ratio_summary,
@@ -78,7 +78,8 @@ def score_windows(X, K, beta, seed, score):
     (keyed by the pass count as a string, as in the JSON); and the exact ``components_`` at the
     end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
     doubling rule's average starts."""
-    length = fit_length(None, None, None, X.shape[0], X.shape[0], lambda: X.sum() / X.shape[0])
+    length = fit_length(None, None, None, X.shape[0], X.shape[0], lambda: X.sum() / X.shape[0],
+                        balance=balance_tokens(K, X.shape[1], DEFAULT_SWEEPS))
     pass_steps = [length.steps(p) for p in range(length.passes)]
     steps = length.steps_from(0)
 

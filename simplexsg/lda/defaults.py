@@ -42,6 +42,11 @@ STEPS_PER_PASS = 3
 #: ("Counts in expectation"), later passes fewer, quieter ones ("Minibatches that grow by
 #: pass").
 BATCH_ROOT_TOKENS = 20
+#: A kept draw of the local step, counted in expectation, costs about as much as this many
+#: coordinates of the global step, which draws all K x W of them every step: a default
+#: minibatch holds at least K W / (n_gibbs x DRAW_COST_COORDINATES) tokens, so that a step's
+#: local part costs at least its global part ("Minibatches and the global step").
+DRAW_COST_COORDINATES = 6
 #: Tokens of a default minibatch at most, which bounds a streamed corpus's memory ("Minibatch
 #: size at scale").
 BATCH_TOKENS = 1_000_000
@@ -94,14 +99,22 @@ def default_passes(pass_steps):
     return len(pass_steps)
 
 
-def default_batch_size(n_documents, mean_length, epoch=0, root_tokens=BATCH_ROOT_TOKENS):
+def balance_tokens(n_topics, n_words, n_gibbs):
+    """Tokens of a minibatch whose local step (``n_gibbs`` sweeps) costs about as much as the
+    global step over ``n_topics`` x ``n_words`` coordinates (DRAW_COST_COORDINATES)."""
+    return n_topics * n_words / (n_gibbs * DRAW_COST_COORDINATES)
+
+
+def default_batch_size(n_documents, mean_length, epoch=0, root_tokens=BATCH_ROOT_TOKENS,
+                       balance=0.0):
     """``batch_size=None``: pass ``epoch`` (0-based, counted along the chain) takes the
-    documents of about ``(epoch + 1) * root_tokens * sqrt(T)`` tokens within
+    documents of about ``max((epoch + 1) * root_tokens * sqrt(T), balance)`` tokens within
     [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x ``mean_length`` (tokens a document,
-    floored at 1), at most ``ceil(D / STEPS_PER_PASS)``, at least MIN_BATCH. ``root_tokens``
-    other than BATCH_ROOT_TOKENS is for benchmarks that vary the rule."""
+    floored at 1) and ``balance`` is the model's ``balance_tokens`` (0: none), at most
+    ``ceil(D / STEPS_PER_PASS)`` documents, at least MIN_BATCH. ``root_tokens`` other than
+    BATCH_ROOT_TOKENS is for benchmarks that vary the rule."""
     mean_length = max(float(mean_length), 1.0)
-    tokens = min(max((epoch + 1) * root_tokens * math.sqrt(n_documents * mean_length),
+    tokens = min(max((epoch + 1) * root_tokens * math.sqrt(n_documents * mean_length), balance,
                      MIN_BATCH_TOKENS), BATCH_TOKENS)
     per_pass = -(-n_documents // STEPS_PER_PASS)
     return max(MIN_BATCH, min(per_pass, math.ceil(tokens / mean_length)))
@@ -159,17 +172,19 @@ class FitLength(NamedTuple):
 
 
 def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length,
-               first_epoch=0):
+               first_epoch=0, balance=0.0):
     """The ``FitLength`` of a fit from ``batch_size`` and ``max_iter`` (None: the defaults),
     ``tol``, and the corpus: ``n_documents`` (None: a stream without len()), its size D
     ``total_samples``, ``mean_length`` (a callable giving its mean document length in tokens,
     called only when ``batch_size`` is None); ``first_epoch``: the chain's passes before this
-    fit, which the default minibatch grows with."""
+    fit, which the default minibatch grows with; ``balance``: the model's ``balance_tokens``
+    (``default_batch_size``)."""
     if batch_size:
         batch_sizes = (batch_size,)
     else:
         length = mean_length()
-        batch_sizes = tuple(default_batch_size(total_samples, length, first_epoch + p)
+        batch_sizes = tuple(default_batch_size(total_samples, length, first_epoch + p,
+                                               balance=balance)
                             for p in range(MAX_PASSES))
     pass_steps = tuple(-(-(n_documents or total_samples) // b) for b in batch_sizes)
     plan = FitLength(batch_sizes, pass_steps, MAX_PASSES, 0)

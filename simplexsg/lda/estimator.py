@@ -44,9 +44,11 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         document length from its first documents), so that the first pass has ``sqrt(T) / 20``
         steps to move the topics far and later ones fewer, quieter steps; at least those of
         20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones are noisier without learning
-        faster), at most ``ceil(D / 3)`` documents and those of 10^6 tokens (``BATCH_TOKENS``,
-        which bounds a stream's memory), at least 50. Measured in docs/benchmarks/lda.rst,
-        "Minibatches that grow by pass".
+        faster) and those of ``K W / (6 n_gibbs)`` tokens (``DRAW_COST_COORDINATES``: the
+        global step draws all K W topic-word coordinates each step, so a smaller minibatch
+        would spend most of a step there), at most ``ceil(D / 3)`` documents and those of
+        10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50. Measured in docs/benchmarks/lda.rst,
+        "Minibatches that grow by pass" and "Minibatches and the global step".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8

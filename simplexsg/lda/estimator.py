@@ -47,8 +47,9 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         faster) and those of ``K W / (6 n_gibbs)`` tokens (``DRAW_COST_COORDINATES``: the
         global step draws all K W topic-word coordinates each step, so a smaller minibatch
         would spend most of a step there), at most ``ceil(D / 3)`` documents and those of
-        10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50. Measured in docs/benchmarks/lda.rst,
-        "Minibatches that grow by pass" and "Minibatches and the global step".
+        10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50.
+        Measured in docs/benchmarks/lda.rst, "Minibatches that grow by pass" and
+        "Minibatches and the global step".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8

@@ -34,7 +34,10 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   tokens (``default_batch_size``'s ``root_tokens``): fewer, less noisy steps at the default
   passes;
 * ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33: the topics
-  remember more minibatches late in the fit, the other way to less noise.
+  remember more minibatches late in the fit, the other way to less noise;
+* ``no_balance``: the default minibatches without their floor of ``K W / (6 n_gibbs)`` tokens
+  (``DRAW_COST_COORDINATES``; the default until 2026-12-01): more, cheaper steps whose time
+  goes to the global step on a large vocabulary.
 
 Reported per lever: the median, smallest and largest ratio of its perplexity (and time) to the
 defaults' over the rows (corpus, K, beta, seed), and how many rows it makes more than 1% worse
@@ -47,8 +50,10 @@ or better.
 import json
 import math
 import statistics
+from unittest import mock
 
 from simplexsg import SCIRLDA
+from simplexsg.lda import defaults
 from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS, default_batch_size
 
 from harness import cli
@@ -97,6 +102,7 @@ LEVERS = {
     "root60": dict(batch_root_tokens=60),
     "root120": dict(batch_root_tokens=120),
     "decay05": dict(step_decay=0.5),
+    "no_balance": dict(draw_cost_coordinates=math.inf),
 }
 #: The levers of the short form (``--quick``).
 QUICK_LEVERS = ["step4", "batch2", "warm"]
@@ -112,9 +118,11 @@ def fit_and_score(overrides, X, K, beta, seed, score):
     if root_tokens is not None:
         settings["batch_size"] = default_batch_size(X.shape[0], X.sum() / X.shape[0],
                                                     root_tokens=root_tokens)
-    model, seconds = timed_fit(SCIRLDA(n_components=K, doc_topic_prior=ALPHA,
-                                       topic_word_prior=beta, random_state=seed, n_jobs=1,
-                                       **settings), X)
+    cost = settings.pop("draw_cost_coordinates", defaults.DRAW_COST_COORDINATES)
+    with mock.patch.object(defaults, "DRAW_COST_COORDINATES", cost):
+        model, seconds = timed_fit(SCIRLDA(n_components=K, doc_topic_prior=ALPHA,
+                                           topic_word_prior=beta, random_state=seed, n_jobs=1,
+                                           **settings), X)
     return float(score(model.components_, ALPHA)), seconds
 
 

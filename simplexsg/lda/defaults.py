@@ -47,6 +47,10 @@ BATCH_ROOT_TOKENS = 20
 #: minibatch holds at least K W / (n_gibbs x DRAW_COST_COORDINATES) tokens, so that a step's
 #: local part costs at least its global part ("Minibatches and the global step").
 DRAW_COST_COORDINATES = 6
+#: ... but never more than a first pass of this many steps allows: on a small corpus the
+#: steps, not the seconds, are what a default fit runs short of ("Minibatches and the global
+#: step").
+BALANCE_MIN_STEPS = 40
 #: Tokens of a default minibatch at most, which bounds a streamed corpus's memory ("Minibatch
 #: size at scale").
 BATCH_TOKENS = 1_000_000
@@ -101,21 +105,25 @@ def default_passes(pass_steps):
 
 def balance_tokens(n_topics, n_words, n_gibbs):
     """Tokens of a minibatch whose local step (``n_gibbs`` sweeps) costs about as much as the
-    global step over ``n_topics`` x ``n_words`` coordinates (DRAW_COST_COORDINATES)."""
+    global step over ``n_topics`` x ``n_words`` coordinates (DRAW_COST_COORDINATES); the
+    default minibatch holds at least these, up to BALANCE_MIN_STEPS steps a pass."""
     return n_topics * n_words / (n_gibbs * DRAW_COST_COORDINATES)
 
 
 def default_batch_size(n_documents, mean_length, epoch=0, root_tokens=BATCH_ROOT_TOKENS,
                        balance=0.0):
     """``batch_size=None``: pass ``epoch`` (0-based, counted along the chain) takes the
-    documents of about ``max((epoch + 1) * root_tokens * sqrt(T), balance)`` tokens within
-    [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x ``mean_length`` (tokens a document,
-    floored at 1) and ``balance`` is the model's ``balance_tokens`` (0: none), at most
+    documents of about ``max((epoch + 1) * root_tokens * sqrt(T), min(balance, T /
+    BALANCE_MIN_STEPS))`` tokens within [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x
+    ``mean_length`` (tokens a document, floored at 1) and ``balance`` is the model's
+    ``balance_tokens`` (0: none), at most
     ``ceil(D / STEPS_PER_PASS)`` documents, at least MIN_BATCH. ``root_tokens`` other than
     BATCH_ROOT_TOKENS is for benchmarks that vary the rule."""
     mean_length = max(float(mean_length), 1.0)
-    tokens = min(max((epoch + 1) * root_tokens * math.sqrt(n_documents * mean_length), balance,
-                     MIN_BATCH_TOKENS), BATCH_TOKENS)
+    total = n_documents * mean_length
+    balance = min(balance, total / BALANCE_MIN_STEPS)
+    tokens = min(max((epoch + 1) * root_tokens * math.sqrt(total), balance, MIN_BATCH_TOKENS),
+                 BATCH_TOKENS)
     per_pass = -(-n_documents // STEPS_PER_PASS)
     return max(MIN_BATCH, min(per_pass, math.ceil(tokens / mean_length)))
 

@@ -161,21 +161,24 @@ def test_the_default_minibatch_grows_by_pass_along_the_chain():
 
 
 def test_the_default_minibatch_pays_for_the_global_step():
-    # at least K W / (6 n_gibbs) tokens: 10 topics, 30,000 words, n_gibbs=1: 50,000 tokens,
-    # 5,000 documents of 10 tokens (20 sqrt(T) = 15,492 and MIN_BATCH_TOKENS 20,000 are
-    # below), until the growing rule passes it: pass 4 takes 4 x 15,492 tokens
+    # at least K W / (6 n_gibbs) tokens, up to T / 40 (a first pass of 40 steps): 10 topics,
+    # 30,000 words, n_gibbs=1: 50,000 tokens, 5,000 documents of 10 tokens when T = 3M (20
+    # sqrt(T) = 34,641 below it), until the growing rule passes it in pass 2; when T = 1.2M,
+    # T / 40 = 30,000 tokens
     from simplexsg.lda.defaults import balance_tokens, default_batch_size
     assert balance_tokens(10, 30_000, 1) == 50_000
-    assert [default_batch_size(60_000, 10.0, p, balance=50_000) for p in range(4)] == [
-        5000, 5000, 5000, 6197]
+    assert [default_batch_size(300_000, 10.0, p, balance=50_000) for p in range(2)] == [
+        5000, 6929]
+    assert default_batch_size(120_000, 10.0, balance=50_000) == 3000
     rng = np.random.default_rng(0)
-    words = rng.integers(0, 30_000, size=(60_000, 10))
+    words = rng.integers(0, 30_000, size=(120_000, 10))
     X = sp.csr_array((np.ones(words.size, dtype=np.int64),
-                      (np.repeat(np.arange(60_000), 10), words.ravel())), shape=(60_000, 30_000))
-    lda = SCIRLDA(10, n_gibbs=1, gibbs_burn_in=0, max_iter=1, random_state=0).fit(X)
-    assert (lda.batch_size_, lda.n_batch_iter_) == (5000, 12)
-    assert SCIRLDA(10, n_gibbs=2, gibbs_burn_in=0, max_iter=1,
-                   random_state=0).fit(X).batch_size_ == 2500
+                      (np.repeat(np.arange(120_000), 10), words.ravel())),
+                     shape=(120_000, 30_000))
+    quick = dict(gibbs_burn_in=0, max_iter=1, random_state=0)
+    lda = SCIRLDA(10, n_gibbs=1, **quick).fit(X)
+    assert (lda.batch_size_, lda.n_batch_iter_) == (3000, 40)
+    assert SCIRLDA(10, n_gibbs=2, **quick).fit(X).batch_size_ == 2500     # 25,000 tokens
 
 
 def test_a_long_fit_plans_its_passes_in_bounded_memory():

@@ -82,6 +82,32 @@ def test_scir_one_step_law_is_the_cir_transition(theta, a, h):
     assert stats.kstest(x, lambda v: one_step_cdf(v, theta, a, h)).pvalue > 1e-4
 
 
+@pytest.mark.parametrize("theta, a, h", [
+    (0.0, 0.01, 1.0),       # N = 0: Gamma(a), the proposal U^(1/a) below 2^-53 for 70%
+    (0.0, 0.1, 1.0),        # most proposals tested against their exponential
+    (0.01, 0.05, 1.0),      # N = 0 and N >= 1
+])
+def test_scir_one_step_law_in_log_space_at_small_shapes(theta, a, h):
+    """The law of log(value): at a small shape the values span hundreds of orders of magnitude,
+    which the KS test above sees as one point at 0. Exact CDF: Poisson mixture of log-gammas;
+    the draws floored at DBL_MIN (0.08% at a = 0.01) are counted as in the test below."""
+    n = 50_000
+    c = -np.expm1(-h)
+    x = scir_transition(np.full((n, 1), theta), np.full((n, 1), a), h, 21).ravel()
+    lam = theta * np.exp(-h) / c
+    counts = np.arange(int(lam + 12 * np.sqrt(lam) + 30))
+    weights = stats.poisson.pmf(counts, lam)
+
+    def cdf(y):
+        return weights @ np.exp(stats.gamma.logcdf(np.exp(np.asarray(y))[None, :],
+                                                   a + counts[:, None]))
+    p_floor = cdf([np.log(FLOOR / c)])[0]
+    floored = np.mean(x <= FLOOR)
+    assert abs(floored - p_floor) <= 5 * np.sqrt(p_floor * (1 - p_floor) / n) + 1e-12
+    above = np.log(x[x > FLOOR] / c)
+    assert stats.kstest(above, lambda y: (cdf(y) - p_floor) / (1 - p_floor)).pvalue > 1e-4
+
+
 def test_scir_one_step_law_below_the_floor():
     """Shape 0.002 from 0 (no Poisson part): a quarter of the draws c Gamma(a) lie below DBL_MIN
     (computed in log space, then floored). The floored fraction is the exact probability within

@@ -117,7 +117,7 @@ cdef void _scir_row(const double* theta, const double* shape, Py_ssize_t d, doub
     """One SCIR step of one row (one simplex) of ``d`` coordinates, drawing from ``rng``;
     ``c = 1 - e^-h``, ``rate = e^-h / c``."""
     cdef Py_ssize_t j
-    cdef double a, g, v, z, lam, first, log_v
+    cdef double a, v, z, lam, first, log_v
     cdef double top = 0.0                       # largest value stored as is
     cdef double log_top_tiny = -INFINITY        # largest log stored as a negative
     cdef double inv_shape = -1.0                # the last a < 1/2 seen,

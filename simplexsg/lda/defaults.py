@@ -47,9 +47,9 @@ BATCH_ROOT_TOKENS = 20
 #: minibatch holds at least K W / (n_gibbs x DRAW_COST_COORDINATES) tokens, so that a step's
 #: local part costs at least its global part ("Minibatches and the global step").
 DRAW_COST_COORDINATES = 6
-#: ... but never more than a first pass of this many steps allows: on a small corpus the
-#: steps, not the seconds, are what a default fit runs short of ("Minibatches and the global
-#: step").
+#: The floor of DRAW_COST_COORDINATES holds at most T / BALANCE_MIN_STEPS of the corpus's T
+#: tokens, a first pass of this many steps: on a small corpus the steps, not the seconds, are
+#: what a default fit runs short of ("Minibatches and the global step").
 BALANCE_MIN_STEPS = 40
 #: Tokens of a default minibatch at most, which bounds a streamed corpus's memory ("Minibatch
 #: size at scale").

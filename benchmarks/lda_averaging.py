@@ -35,7 +35,7 @@ import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
-from simplexsg.lda.defaults import DEFAULT_SWEEPS, balance_tokens, fit_length
+from simplexsg.lda.defaults import DEFAULT_SWEEPS, fit_length
 
 from harness import cli
 from harness.study import (ALPHA, QUICK, add_grid_options, print_ratio_summary, ratio_summary,
@@ -79,7 +79,7 @@ def score_windows(X, K, beta, seed, score):
     end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
     doubling rule's average starts."""
     length = fit_length(None, None, None, X.shape[0], X.shape[0], lambda: X.sum() / X.shape[0],
-                        balance=balance_tokens(K, X.shape[1], DEFAULT_SWEEPS))
+                        n_topics=K, n_words=X.shape[1], n_gibbs=DEFAULT_SWEEPS)
     pass_steps = [length.steps(p) for p in range(length.passes)]
     steps = length.steps_from(0)
 

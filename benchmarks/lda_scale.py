@@ -86,14 +86,14 @@ def child(args):
         # evaluate about --evaluations times over the fit: its steps are known once the
         # minibatches are (simplexsg.lda.defaults.fit_length, the plan fit makes)
         from simplexsg.corpus import BowStream
-        from simplexsg.lda.defaults import DEFAULT_SWEEPS, balance_tokens, fit_length
+        from simplexsg.lda.defaults import DEFAULT_SWEEPS, fit_length
         from simplexsg.lda.inputs import mean_document_length
         params = json.loads(args.scir_params)
         total = fit_length(
             params.get("batch_size"), args.passes, None, n_docs, n_docs,
             lambda: mean_document_length(BowStream(corpus, corpus.n_features)),
-            balance=balance_tokens(args.K, corpus.n_features,
-                                   params.get("n_gibbs", DEFAULT_SWEEPS))).steps_from(0)
+            n_topics=args.K, n_words=corpus.n_features,
+            n_gibbs=params.get("n_gibbs", DEFAULT_SWEEPS)).steps_from(0)
         model = SCIRLDA(args.K, topic_word_prior=args.beta, random_state=args.seed,
                         n_jobs=args.workers, max_iter=args.passes,
                         evaluate_every=max(1, total // args.evaluations), **params)

@@ -116,9 +116,9 @@ def default_batch_size(n_documents, mean_length, epoch=0, root_tokens=BATCH_ROOT
     documents of about ``max((epoch + 1) * root_tokens * sqrt(T), min(balance, T /
     BALANCE_MIN_STEPS))`` tokens within [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x
     ``mean_length`` (tokens a document, floored at 1) and ``balance`` is the model's
-    ``balance_tokens`` (0: none), at most
-    ``ceil(D / STEPS_PER_PASS)`` documents, at least MIN_BATCH. ``root_tokens`` other than
-    BATCH_ROOT_TOKENS is for benchmarks that vary the rule."""
+    ``balance_tokens`` (0: none), at most ``ceil(D / STEPS_PER_PASS)`` documents, at least
+    MIN_BATCH. ``root_tokens`` other than BATCH_ROOT_TOKENS is for benchmarks that vary the
+    rule."""
     mean_length = max(float(mean_length), 1.0)
     total = n_documents * mean_length
     balance = min(balance, total / BALANCE_MIN_STEPS)
@@ -179,18 +179,20 @@ class FitLength(NamedTuple):
         return sum(self.pass_steps[p:self.passes]) + later * self.pass_steps[-1]
 
 
-def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length,
-               first_epoch=0, balance=0.0):
+def fit_length(batch_size, max_iter, tol, n_documents, total_samples, mean_length, *,
+               n_topics, n_words, n_gibbs, first_epoch=0):
     """The ``FitLength`` of a fit from ``batch_size`` and ``max_iter`` (None: the defaults),
     ``tol``, and the corpus: ``n_documents`` (None: a stream without len()), its size D
     ``total_samples``, ``mean_length`` (a callable giving its mean document length in tokens,
-    called only when ``batch_size`` is None); ``first_epoch``: the chain's passes before this
-    fit, which the default minibatch grows with; ``balance``: the model's ``balance_tokens``
-    (``default_batch_size``)."""
+    called only when ``batch_size`` is None); the model's ``n_topics``, ``n_words`` and
+    ``n_gibbs``, which the default minibatch's floor follows (``balance_tokens``);
+    ``first_epoch``: the chain's passes before this fit, which the default minibatch grows
+    with."""
     if batch_size:
         batch_sizes = (batch_size,)
     else:
         length = mean_length()
+        balance = balance_tokens(n_topics, n_words, n_gibbs)
         batch_sizes = tuple(default_batch_size(total_samples, length, first_epoch + p,
                                                balance=balance)
                             for p in range(MAX_PASSES))

@@ -15,7 +15,7 @@ from .gibbs import AssignmentStore
 from .alpha import DocTopicPriorSampler
 from ..simplex import to_simplex
 from . import distributed, inputs
-from .defaults import balance_tokens, fit_length
+from .defaults import fit_length
 from .monitor import ConvergenceMonitor, monitor_documents
 from .run import FitRun, data_fingerprint
 from .training import PHASES, Stream
@@ -56,9 +56,8 @@ def start_fit(model, X, id2word, X_heldout, params):
     first_epoch = model._run.epoch if extend and hasattr(model, "_run") else 0
     length = fit_length(params["batch_size"], params["max_iter"], params["tol"], n_docs, D,
                         mean_length=lambda: inputs.mean_document_length(corpus),
-                        first_epoch=first_epoch,
-                        balance=balance_tokens(params["n_components"], model.n_features_in_,
-                                               params["n_gibbs"]))
+                        n_topics=params["n_components"], n_words=model.n_features_in_,
+                        n_gibbs=params["n_gibbs"], first_epoch=first_epoch)
     largest = length.largest_batch()
     if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
         inputs.check_step_memory(corpus, largest, params)

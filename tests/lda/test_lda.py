@@ -185,7 +185,8 @@ def test_a_long_fit_plans_its_passes_in_bounded_memory():
     # the default minibatch stops growing at its caps (here ceil(D / 3) documents from pass 10
     # on), so a plan holds MAX_PASSES passes and the last stands for every later one
     from simplexsg.lda.defaults import MAX_PASSES, fit_length
-    length = fit_length(None, 10**6, None, 30_000, 30_000, lambda: 10.0)
+    length = fit_length(None, 10**6, None, 30_000, 30_000, lambda: 10.0, n_topics=2, n_words=20,
+                        n_gibbs=10)
     assert len(length.batch_sizes) == MAX_PASSES and length.batch_sizes[-1] == 10_000
     assert length.batch_size(10**5) == 10_000 and length.steps(10**5) == 3
     assert length.steps_from(0) == sum(length.pass_steps) + (10**6 - MAX_PASSES) * 3

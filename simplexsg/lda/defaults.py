@@ -42,6 +42,14 @@ STEPS_PER_PASS = 3
 #: ("Counts in expectation"), later passes fewer, quieter ones ("Minibatches that grow by
 #: pass").
 BATCH_ROOT_TOKENS = 20
+#: The first pass of a default fit on a large corpus has at least this many steps: its
+#: minibatch holds at most max(T / FIRST_PASS_STEPS, FIRST_PASS_MIN_TOKENS) tokens (then the
+#: floors below); sqrt(T) / BATCH_ROOT_TOKENS steps can be too few for one pass over a large
+#: corpus to learn the topics ("The first pass of a large corpus").
+FIRST_PASS_STEPS = 250
+#: See FIRST_PASS_STEPS: the smallest first-pass minibatch it imposes, in tokens; on corpora
+#: of about a million tokens a smaller first minibatch learns less at equal time.
+FIRST_PASS_MIN_TOKENS = 30_000
 #: A kept draw of the local step, counted in expectation, costs about as much as this many
 #: coordinates of the global step, which draws all K x W of them every step: a default
 #: minibatch holds at least K W / (n_gibbs x DRAW_COST_COORDINATES) tokens, so that a step's
@@ -113,17 +121,20 @@ def balance_tokens(n_topics, n_words, n_gibbs):
 def default_batch_size(n_documents, mean_length, epoch=0, root_tokens=BATCH_ROOT_TOKENS,
                        balance=0.0):
     """``batch_size=None``: pass ``epoch`` (0-based, counted along the chain) takes the
-    documents of about ``max((epoch + 1) * root_tokens * sqrt(T), min(balance, T /
-    BALANCE_MIN_STEPS))`` tokens within [MIN_BATCH_TOKENS, BATCH_TOKENS], where T = D x
+    documents of about ``(epoch + 1) * root_tokens * sqrt(T)`` tokens, in the first pass at
+    most ``max(T / FIRST_PASS_STEPS, FIRST_PASS_MIN_TOKENS)``, then at least ``max(min(balance,
+    T / BALANCE_MIN_STEPS), MIN_BATCH_TOKENS)`` and at most BATCH_TOKENS, where T = D x
     ``mean_length`` (tokens a document, floored at 1) and ``balance`` is the model's
-    ``balance_tokens`` (0: none), at most ``ceil(D / STEPS_PER_PASS)`` documents, at least
+    ``balance_tokens`` (0: none); at most ``ceil(D / STEPS_PER_PASS)`` documents, at least
     MIN_BATCH. ``root_tokens`` other than BATCH_ROOT_TOKENS is for benchmarks that vary the
     rule."""
     mean_length = max(float(mean_length), 1.0)
     total = n_documents * mean_length
-    balance = min(balance, total / BALANCE_MIN_STEPS)
-    tokens = min(max((epoch + 1) * root_tokens * math.sqrt(total), balance, MIN_BATCH_TOKENS),
-                 BATCH_TOKENS)
+    tokens = (epoch + 1) * root_tokens * math.sqrt(total)
+    if epoch == 0:
+        tokens = min(tokens, max(total / FIRST_PASS_STEPS, FIRST_PASS_MIN_TOKENS))
+    floor = max(min(balance, total / BALANCE_MIN_STEPS), MIN_BATCH_TOKENS)
+    tokens = min(max(tokens, floor), BATCH_TOKENS)
     per_pass = -(-n_documents // STEPS_PER_PASS)
     return max(MIN_BATCH, min(per_pass, math.ceil(tokens / mean_length)))
 

@@ -42,7 +42,10 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         minibatches that grow with the chain's passes: pass p (1, 2, ...) takes the documents of
         about ``p x 20 sqrt(T)`` of the corpus's T tokens (``BATCH_ROOT_TOKENS``; a stream's
         document length from its first documents), so that the first pass has ``sqrt(T) / 20``
-        steps to move the topics far and later ones fewer, quieter steps; at least those of
+        steps to move the topics far and later ones fewer, quieter steps, but at most
+        ``max(T / 250, 30,000)`` tokens in the first pass (``FIRST_PASS_STEPS``,
+        ``FIRST_PASS_MIN_TOKENS``: one pass over a large corpus learns little in fewer than
+        250 steps); at least those of
         20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones are noisier without learning
         faster) and those of ``K W / (6 n_gibbs)`` tokens (``DRAW_COST_COORDINATES``: the
         global step draws all K W topic-word coordinates each step, so a smaller minibatch

@@ -181,6 +181,24 @@ def test_the_default_minibatch_pays_for_the_global_step():
     assert SCIRLDA(10, n_gibbs=2, **quick).fit(X).batch_size_ == 2500     # 25,000 tokens
 
 
+def test_a_large_corpus_first_pass_has_enough_steps():
+    # the first pass's minibatch holds at most max(T / 250, 30,000) tokens, then the floors;
+    # later passes are those of the growing rule: 10^6 documents of 8 tokens (20 sqrt(T) =
+    # 56,569 tokens, 7,072 documents, 142 steps) take 32,000 tokens, 4,000 documents, 250
+    # steps, then 14,143 and 21,214 documents. 3 10^6 tokens: 30,000 (not 12,000 nor 20
+    # sqrt(T) = 34,641); a larger floor binds; 20 sqrt(T) stays where it is below T / 250.
+    from simplexsg.lda.defaults import (FIRST_PASS_MIN_TOKENS, FIRST_PASS_STEPS,
+                                        default_batch_size, fit_length)
+    assert (FIRST_PASS_STEPS, FIRST_PASS_MIN_TOKENS) == (250, 30_000)
+    assert [default_batch_size(10**6, 8.0, p) for p in range(3)] == [4000, 14143, 21214]
+    length = fit_length(None, 3, None, 10**6, 10**6, lambda: 8.0, n_topics=100,
+                        n_words=10_000, n_gibbs=10)
+    assert length.pass_steps[:3] == (250, 71, 48)
+    assert default_batch_size(10**6, 3.0) == 10_000
+    assert default_batch_size(10**6, 8.0, balance=48_000) == 6000
+    assert default_batch_size(10**6, 100.0) == 2000
+
+
 def test_a_long_fit_plans_its_passes_in_bounded_memory():
     # the default minibatch stops growing at its caps (here ceil(D / 3) documents from pass 10
     # on), so a plan holds MAX_PASSES passes and the last stands for every later one

@@ -66,10 +66,14 @@ its law, is the same. Its count part ``n_k f_k / T`` covers the topics in use
 ``sum_k alpha_k f_k``, is summed per word, and the global step spreads it over the K topics by
 ``alpha_k phi[k, w] / sum_j alpha_j phi[j, w]`` (``simplexsg.lda.global_step``). A document's
 count parts are summed per run of its tokens (tokens of one word come together) in a dense
-scratch row of K per run, then appended to its thread's output as (topic, value) pairs
-(``_emit_expectations``), the values rounded to multiples of 2^-24 (``EXPECTATION_UNIT``);
-after the sweeps each word's runs are summed as integers (``_expected_word_topic``), so the
-sums depend neither on the threads nor on how the documents are split.
+scratch row of K per run, then rounded to multiples of 2^-24 (``EXPECTATION_UNIT``) and added
+into a (minibatch words x K) int64 array that the threads share, by atomic adds
+(``_emit_expectations``; half the memory of the word tables ``fit`` and ``alpha_cdf``); after
+the sweeps its rows become sparse (``_expected_word_topic``). Integer sums depend neither on
+the threads nor on how the documents are split. (Appending each run's (topic, value) pairs to
+a thread's output and grouping them by word afterwards costs more per token the larger the
+minibatch, since that output grows with the runs: docs/benchmarks/lda.rst, "Expected counts
+summed in place".)
 
 Documents are independent given the topics. Document d draws only from its own bit generator
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.
@@ -80,7 +84,7 @@ word) and the minibatch's token arrays are in ``_sparse.pyx``.
 from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort
 from posix.stdlib cimport posix_memalign
 from numpy.random cimport bitgen_t
 
@@ -95,8 +99,10 @@ ctypedef fused real:
 cdef extern from *:
     """
     #define SIMPLEXSG_PREFETCH(p) __builtin_prefetch((const void*) (p))
+    #define SIMPLEXSG_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
     """
     void SIMPLEXSG_PREFETCH(const void* p) noexcept nogil
+    void SIMPLEXSG_ATOMIC_ADD(int64_t* p, int64_t v) noexcept nogil
 
 cdef enum:
     TOP_MAX = 32         # top topics kept per word
@@ -128,17 +134,12 @@ cdef struct Expectations:
     # A thread's state for the counts in expectation (``rao_blackwell``): for the document
     # being swept, acc[r * K + k] sums n_k / T over the kept draws of its r-th run of
     # tokens (a run: consecutive tokens of one word), T the conditional's total; the topics
-    # with a column in use are ``touched[:n_touched]`` (``is_touched`` flags them). Each
-    # finished document's values are appended to out_topic / out_value.
+    # with a column in use are ``touched[:n_touched]`` (``is_touched`` flags them).
     double* acc
     Py_ssize_t acc_size
     int32_t* touched
     char* is_touched
     Py_ssize_t n_touched
-    int32_t* out_topic
-    int64_t* out_value         # in units of 1 / EXPECTATION_UNIT
-    Py_ssize_t out_size
-    Py_ssize_t out_capacity
 
 
 cdef inline Py_ssize_t _invert(const double* cdf, Py_ssize_t n, double x) noexcept nogil:
@@ -437,8 +438,6 @@ cdef void _free_expectations(Expectations* e) noexcept nogil:
         free(e.acc)
         free(e.touched)
         free(e.is_touched)
-        free(e.out_topic)
-        free(e.out_value)
         free(e)
 
 
@@ -455,48 +454,30 @@ cdef int _reserve_runs(Expectations* e, Py_ssize_t n_topics, Py_ssize_t n_runs) 
     return 0
 
 
-cdef int _emit_expectations(Expectations* e, const int32_t* words, Py_ssize_t n_tokens,
-                            Py_ssize_t n_runs, const double* fit, Py_ssize_t n_topics,
-                            int64_t* run_offset, int64_t* run_length) noexcept nogil:
-    """Appends each run's expected counts of the document just swept, ``acc`` times the
-    word's f_k in units of 1 / EXPECTATION_UNIT (zeros left out), topics increasing, to the
-    thread's output (the run's entries start at ``run_offset[run]``, ``run_length[run]`` of
-    them), and clears ``acc``. Returns 1 when memory runs out, else 0."""
-    cdef Py_ssize_t i, j, k, w, run = -1, capacity
+cdef void _emit_expectations(Expectations* e, const int32_t* words, Py_ssize_t n_tokens,
+                             const double* fit, const double* run_alpha, Py_ssize_t n_topics,
+                             int64_t* sums, int64_t* alpha_sums) noexcept nogil:
+    """Adds each run's expected counts of the document just swept, ``acc`` times the word's
+    f_k in units of 1 / EXPECTATION_UNIT, to its word's row of ``sums`` (minibatch words x
+    K), and its alpha part ``run_alpha[run]`` in the same units to ``alpha_sums[word]``, by
+    atomic adds (the arrays are shared by the threads), and clears ``acc``."""
+    cdef Py_ssize_t i, j, k, w, run = -1
     cdef int64_t v
-    cdef int32_t* topics
-    cdef int64_t* values
-    qsort(e.touched, e.n_touched, sizeof(int32_t), &_compare_int32)
-    if e.out_size + n_runs * e.n_touched > e.out_capacity:
-        capacity = max(e.out_size + n_runs * e.n_touched, 2 * e.out_capacity)
-        topics = <int32_t*> realloc(e.out_topic, capacity * sizeof(int32_t))
-        if topics != NULL:
-            e.out_topic = topics
-        values = <int64_t*> realloc(e.out_value, capacity * sizeof(int64_t))
-        if values != NULL:
-            e.out_value = values
-        if topics == NULL or values == NULL:
-            return 1
-        e.out_capacity = capacity
     for i in range(n_tokens):
         if i > 0 and words[i] == words[i - 1]:
             continue
         run += 1
         w = words[i]
-        run_offset[run] = e.out_size
+        SIMPLEXSG_ATOMIC_ADD(alpha_sums + w, _in_units(run_alpha[run]))
         for j in range(e.n_touched):
             k = e.touched[j]
             v = _in_units(e.acc[run * n_topics + k] * fit[w * n_topics + k])
             e.acc[run * n_topics + k] = 0.0
             if v > 0:
-                e.out_topic[e.out_size] = <int32_t> k
-                e.out_value[e.out_size] = v
-                e.out_size += 1
-        run_length[run] = e.out_size - run_offset[run]
+                SIMPLEXSG_ATOMIC_ADD(sums + w * n_topics + k, v)
     for j in range(e.n_touched):
         e.is_touched[e.touched[j]] = 0
     e.n_touched = 0
-    return 0
 
 
 cdef inline void _insert_top(int32_t* top, double* top_fit, Py_ssize_t n, Py_ssize_t k,
@@ -824,25 +805,21 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     # runs: a document's consecutive tokens of one word; run_ptr[d] is document d's first
     cdef Py_ssize_t n_runs = 0
     cdef int64_t[::1] run_ptr = np.zeros(n_docs + 1 if rao_blackwell else 1, dtype=np.int64)
-    cdef int32_t[::1] run_word = np.empty(n_tokens if rao_blackwell else 0, dtype=np.int32)
     if rao_blackwell:
         with nogil:
             for d in range(n_docs):
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     if i == doc_ptr[d] or word_ids[i] != word_ids[i - 1]:
-                        run_word[n_runs] = word_ids[i]
                         n_runs += 1
                 run_ptr[d + 1] = n_runs
-    cdef int64_t[::1] run_offset = np.empty(n_runs, dtype=np.int64)
-    cdef int64_t[::1] run_length = np.empty(n_runs, dtype=np.int64)
-    cdef int32_t[::1] run_thread = np.empty(n_runs, dtype=np.int32)
     cdef double[::1] run_alpha = np.zeros(n_runs, dtype=np.float64)
+    # the expected counts, in units of 1 / EXPECTATION_UNIT, summed by all threads
+    cdef int64_t[:, ::1] expected = np.zeros((n_words if rao_blackwell else 0, n_topics),
+                                             dtype=np.int64)
+    cdef int64_t[::1] expected_alpha = np.zeros(n_words if rao_blackwell else 0, dtype=np.int64)
     cdef uintptr_t[::1] thread_state = np.zeros(n_threads, dtype=np.uintp)
     cdef Expectations* expect = NULL
-    cdef int tid
     cdef double* run_alpha_base = &run_alpha[0] if n_runs else NULL
-    cdef int64_t* run_offset_base = &run_offset[0] if n_runs else NULL
-    cdef int64_t* run_length_base = &run_length[0] if n_runs else NULL
     cdef WordTable* tables = <WordTable*> malloc(max(n_words, 1) * sizeof(WordTable))
     if tables == NULL:
         raise MemoryError(f"tables of {n_words} words")
@@ -909,19 +886,14 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
                                  cdf_scratch, n_sum_ptr, kept_ptr, n_last_ptr, warm,
                                  direct_margin, prefetch_step, expect,
                                  run_alpha_base + run_ptr[d] if rao_blackwell else NULL)
-                if rao_blackwell:
-                    tid = threadid()
-                    for i in range(run_ptr[d], run_ptr[d + 1]):
-                        run_thread[i] = tid
-                    if _emit_expectations(expect, &word_ids[0] + doc_ptr[d],
-                                          doc_ptr[d + 1] - doc_ptr[d], run_ptr[d + 1] - run_ptr[d],
-                                          &fit[0, 0], n_topics, run_offset_base + run_ptr[d],
-                                          run_length_base + run_ptr[d]):
-                        failed[0] = 1
+                if rao_blackwell and run_ptr[d + 1] > run_ptr[d]:
+                    _emit_expectations(expect, &word_ids[0] + doc_ptr[d],
+                                       doc_ptr[d + 1] - doc_ptr[d], &fit[0, 0],
+                                       run_alpha_base + run_ptr[d], n_topics,
+                                       &expected[0, 0], &expected_alpha[0])
             free(scratch)
         if rao_blackwell and not out_of_memory:
-            return _expected_word_topic(run_word[:n_runs], n_words, run_offset, run_length,
-                                        run_thread, run_alpha, thread_state, n_topics, n_jobs)
+            return _expected_word_topic(expected, expected_alpha, n_jobs)
     finally:
         free(tables)
         for i in range(thread_state.shape[0]):
@@ -967,70 +939,29 @@ def _sparse_word_topic(const int32_t[::1] word_ids, Py_ssize_t n_words,
     return *_compact_rows(indptr, slot_ptr, slot_topic, slot_count, n_threads), None
 
 
-def _expected_word_topic(const int32_t[::1] run_word, Py_ssize_t n_words,
-                         const int64_t[::1] run_offset, const int64_t[::1] run_length,
-                         const int32_t[::1] run_thread, const double[::1] run_alpha,
-                         const uintptr_t[::1] thread_state, Py_ssize_t n_topics, int n_jobs):
+def _expected_word_topic(const int64_t[:, ::1] expected, const int64_t[::1] expected_alpha,
+                         int n_jobs):
     """(indptr, topics, values, alpha_values) of ``gibbs_sweeps(rao_blackwell=True)``: the
-    runs' expected counts (run r: of the word ``run_word[r]``, its values in the output of the
-    thread ``run_thread[r]``) summed by word as integers (``EXPECTATION_UNIT``), so that the
-    sums do not depend on the threads; every stage runs on ``n_jobs`` threads."""
-    cdef Py_ssize_t n_runs = run_word.shape[0], r, w, j, e, m, k
+    rows of ``expected`` (minibatch words x K, in units of 1 / EXPECTATION_UNIT) as sparse
+    rows of their positive entries, topics increasing, and ``expected_alpha`` (words,), as
+    float64 counts; on ``n_jobs`` threads."""
+    cdef Py_ssize_t n_words = expected.shape[0], n_topics = expected.shape[1], w, k, j
     cdef int n_threads = <int> max(1, min(n_jobs, n_words))
-    cdef int64_t[::1] word_start = np.zeros(n_words + 1, dtype=np.int64)
-    cdef int64_t[::1] order = np.empty(n_runs, dtype=np.int64)
-    cdef int64_t[::1] slot_ptr = np.zeros(n_words + 1, dtype=np.int64)
     cdef int64_t[::1] indptr = np.zeros(n_words + 1, dtype=np.int64)
-    cdef int64_t[::1] alpha_values = np.zeros(n_words, dtype=np.int64)
-    cdef int failed = 0
-    cdef int64_t* sums = NULL
-    cdef int32_t* touched = NULL
-    cdef Expectations* source
-    cdef int64_t total
-    if n_runs == 0 or n_words == 0:
-        return (np.asarray(indptr), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64),
-                np.zeros(n_words))
-    with nogil:
-        failed = _group_by_key(&run_word[0], n_runs, n_words, &word_start[0], &order[0],
-                               n_threads)
-        for w in range(n_words):            # room for each word's distinct topics
-            total = 0
-            for j in range(word_start[w], word_start[w + 1]):
-                total = total + run_length[order[j]]
-            slot_ptr[w + 1] = slot_ptr[w] + min(<Py_ssize_t> total, n_topics)
-    if failed:
-        raise MemoryError("scratch space of the expected word-topic counts")
-    cdef int32_t[::1] slot_topic = np.empty(slot_ptr[n_words], dtype=np.int32)
-    cdef int64_t[::1] slot_value = np.empty(slot_ptr[n_words], dtype=np.int64)
-    cdef int* failed_ptr = &failed
-    with nogil, parallel(num_threads=n_threads):
-        sums = <int64_t*> calloc(n_topics, sizeof(int64_t))
-        touched = <int32_t*> malloc(n_topics * sizeof(int32_t))
-        if sums == NULL or touched == NULL:
-            failed_ptr[0] = 1
-        for w in prange(n_words, schedule="dynamic"):
-            if sums == NULL or touched == NULL:
-                continue
-            m = 0
-            total = 0
-            for j in range(word_start[w], word_start[w + 1]):
-                r = order[j]
-                total = total + _in_units(run_alpha[r])
-                source = <Expectations*> thread_state[run_thread[r]]
-                for e in range(run_offset[r], run_offset[r] + run_length[r]):
-                    k = source.out_topic[e]
-                    if sums[k] == 0:
-                        touched[m] = <int32_t> k
-                        m = m + 1
-                    sums[k] += source.out_value[e]
-            indptr[w + 1] = _flush_word(sums, touched, m, n_topics, &slot_topic[0] + slot_ptr[w],
-                                        &slot_value[0] + slot_ptr[w])
-            alpha_values[w] = total
-        free(sums)
-        free(touched)
-    if failed:
-        raise MemoryError("scratch space of the expected word-topic counts")
-    indptr_out, topics, values = _compact_rows(indptr, slot_ptr, slot_topic, slot_value,
-                                               n_threads)
-    return (indptr_out, topics, values / EXPECTATION_UNIT,
-            np.asarray(alpha_values) / EXPECTATION_UNIT)
+    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="static"):
+        for k in range(n_topics):
+            if expected[w, k] > 0:
+                indptr[w + 1] += 1
+    for w in range(n_words):
+        indptr[w + 1] += indptr[w]
+    cdef int32_t[::1] topics = np.empty(indptr[n_words], dtype=np.int32)
+    cdef double[::1] values = np.empty(indptr[n_words], dtype=np.float64)
+    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="static"):
+        j = indptr[w]
+        for k in range(n_topics):
+            if expected[w, k] > 0:
+                topics[j] = <int32_t> k
+                values[j] = expected[w, k] / EXPECTATION_UNIT
+                j = j + 1
+    return (np.asarray(indptr), np.asarray(topics), np.asarray(values),
+            np.asarray(expected_alpha) / EXPECTATION_UNIT)

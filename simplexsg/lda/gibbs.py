@@ -249,9 +249,10 @@ def step_bytes_per_token(n_kept):
     """Bytes per token of a training step's kernel call (``sweep_tokens`` with word-topic
     counts and ``n_kept`` kept sweeps): its word id and topic (int32 each), its topic in each
     kept sweep (int32) and its place in the by-word order of the counts (int64). With
-    ``rao_blackwell`` the kept topics are not stored; the per-run bookkeeping (40 bytes a run,
-    at most a token) and the runs' expected counts (12 bytes a topic a run) take their place,
-    so this is an estimate, not a bound."""
+    ``rao_blackwell`` the kept topics are not stored; each run's alpha part (8 bytes a run, at
+    most a token) takes their place. Not counted: the arrays of the minibatch's words x K that
+    the kernel builds (its word tables, 16 bytes an entry, and with ``rao_blackwell`` the
+    expected counts, 8)."""
     return 16 + 4 * n_kept
 
 

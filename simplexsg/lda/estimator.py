@@ -44,8 +44,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         document length from its first documents), so that the first pass has ``sqrt(T) / 20``
         steps to move the topics far and later ones fewer, quieter steps, but at most
         ``max(T / 250, 30,000)`` tokens in the first pass (``FIRST_PASS_STEPS``,
-        ``FIRST_PASS_MIN_TOKENS``: one pass over a large corpus learns little in fewer than
-        250 steps); at least those of
+        ``FIRST_PASS_MIN_TOKENS``: topics slow to learn need that many steps for one pass
+        over a large corpus to learn them); at least those of
         20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones are noisier without learning
         faster) and those of ``K W / (6 n_gibbs)`` tokens (``DRAW_COST_COORDINATES``: the
         global step draws all K W topic-word coordinates each step, so a smaller minibatch

@@ -52,8 +52,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         would spend most of a step there) unless the first pass would then have fewer than 40
         steps (``BALANCE_MIN_STEPS``), at most ``ceil(D / 3)`` documents and those of
         10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50.
-        Measured in docs/benchmarks/lda.rst, "Minibatches that grow by pass" and
-        "Minibatches and the global step".
+        Measured in docs/benchmarks/lda.rst, "Minibatches that grow by pass", "Minibatches
+        and the global step" and "The first pass of a large corpus".
     step_size, step_offset, step_decay : float or None, default None (per sampler)
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8

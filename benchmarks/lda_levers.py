@@ -7,9 +7,9 @@ the defaults may be chosen on), its grid of K and beta (``harness.study.K_SMALL`
 by corpus size, beta in {0.01, 0.1}, alpha 0.1) and its evaluator (document completion with
 the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 
-* ``step4``, ``step8``: a larger SCIR step size (4 or 8 instead of 2.0): the topics forget the
-  previous minibatches faster (e^-h = 0.02, 3e-4); at beta <= 0.01 the default is itself 4.0
-  (``SMALL_BETA_STEP_SIZE``), so there ``step4`` repeats it;
+* ``step4``, ``step8``: SCIR step size 4 or 8 at the default decay (the default is itself 4.0,
+  so ``step4`` repeats it; before 2026-12-02 it was 2.0 at beta above 0.01): the topics
+  forget the previous minibatches faster (e^-h = 0.02, 3e-4);
 * ``sweeps4x30``, ``sweeps3x40``: fewer local sweeps per visit and more passes, about the
   same number of sweeps per token as the default 6 x 20;
 * ``sweeps5b1``, ``sweeps4b1``, ``sweeps4b0``: fewer sweeps per visit at the default 20
@@ -35,6 +35,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   passes;
 * ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33: the topics
   remember more minibatches late in the fit, the other way to less noise;
+* ``step4_decay06``: step 4.0 decaying as t^-0.6, the default at beta above 0.01 since
+  2026-12-02 (before: 2.0 decaying as t^-0.33, larger after about 120 steps);
 * ``no_balance``: the default minibatches without their floor of ``K W / (6 n_gibbs)`` tokens
   (``DRAW_COST_COORDINATES``; the default until 2026-12-01): more, cheaper steps whose time
   goes to the global step on a large vocabulary.
@@ -102,6 +104,7 @@ LEVERS = {
     "root60": dict(batch_root_tokens=60),
     "root120": dict(batch_root_tokens=120),
     "decay05": dict(step_decay=0.5),
+    "step4_decay06": dict(step_size=4.0, step_decay=0.6),
     "no_balance": dict(draw_cost_coordinates=math.inf),
 }
 #: The levers of the short form (``--quick``).

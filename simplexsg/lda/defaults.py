@@ -12,13 +12,14 @@ from typing import NamedTuple
 
 #: Schedule h_t = step_size (1 + t / step_offset)^-step_decay of each sampler ("Step sizes").
 SAMPLER_DEFAULTS = {
-    "scir": dict(step_size=2.0, step_offset=10.0, step_decay=0.33),
+    "scir": dict(step_size=4.0, step_offset=10.0, step_decay=0.6),
     "sgrld": dict(step_size=0.1, step_offset=1000.0, step_decay=0.6),
 }
-#: SCIR's step_size when topic_word_prior <= SMALL_BETA: with sharp topics the larger step
-#: learns faster; with smoother ones it leaves more minibatch noise ("Step sizes").
-SMALL_BETA_STEP_SIZE = 4.0
-#: See SMALL_BETA_STEP_SIZE.
+#: SCIR's step_decay when topic_word_prior <= SMALL_BETA: sharp topics keep learning from the
+#: large step late in a fit; smoother ones need it to shrink faster (0.6), or it leaves them
+#: more minibatch noise ("Step sizes").
+SMALL_BETA_STEP_DECAY = 0.33
+#: See SMALL_BETA_STEP_DECAY.
 SMALL_BETA = 0.01
 #: Smallest step_size: SCIR's Poisson rate, about theta / h, must not overflow ("Step sizes").
 MIN_STEP_SIZE = 1e-8
@@ -143,14 +144,14 @@ def resolve_params(params):
     """The values of the parameters ``params`` (``LDA.get_params()``, validated) that need no
     data: a dict of ``alpha``, ``beta``, ``step_size``, ``step_offset``, ``step_decay``,
     ``gibbs_burn_in`` (each None replaced by its default) and ``learn_alpha`` (None, "symmetric"
-    or "per_topic"). SCIR's default step_size is SMALL_BETA_STEP_SIZE when beta <= SMALL_BETA."""
+    or "per_topic"). SCIR's default step_decay is SMALL_BETA_STEP_DECAY when beta <= SMALL_BETA."""
     def value(name, default):
         return default if params[name] is None else params[name]
 
     beta = float(value("topic_word_prior", TOPIC_WORD_PRIOR))
     schedule = dict(SAMPLER_DEFAULTS[params["sampler"]])
     if params["sampler"] == "scir" and beta <= SMALL_BETA:
-        schedule["step_size"] = SMALL_BETA_STEP_SIZE
+        schedule["step_decay"] = SMALL_BETA_STEP_DECAY
     learn = params["learn_doc_topic_prior"]
     return dict(
         alpha=float(value("doc_topic_prior", DOC_TOPIC_PRIOR)),

@@ -58,9 +58,10 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         Schedule h_t = step_size (1 + t / step_offset)^-step_decay over the steps t = 0, 1, ...;
         h is the diffusion time of a step (``simplexsg.simplex``). step_size >= 1e-8
         (``MIN_STEP_SIZE``: below, SCIR's Poisson rate overflows), step_offset > 0, step_decay
-        in [0, 1]. None: 2.0, 10 and 0.33 for SCIR (step_size 4.0 when topic_word_prior <=
-        0.01: sharp topics learn faster with it, smoother ones keep more noise); 0.1, 1000 and
-        0.6 for SGRLD. Measured in docs/benchmarks/lda.rst, "Step sizes".
+        in [0, 1]. None: 4.0, 10 and 0.6 for SCIR (step_decay 0.33 when topic_word_prior <=
+        0.01: sharp topics keep learning from the large step late in a fit, smoother ones need
+        it to shrink faster or keep more noise); 0.1, 1000 and 0.6 for SGRLD. Measured in
+        docs/benchmarks/lda.rst, "Step sizes".
     n_gibbs : int >= 1, default 10
         Gibbs sweeps per document and training step, after a sequential start (or a warm start,
         ``local_warm_start``): enough for a document's topics to settle given the topics of the

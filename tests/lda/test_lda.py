@@ -108,22 +108,24 @@ def test_scir_beats_sgrld_on_the_bundled_corpus(wiki_sample):
         assert scir.perplexity(X_test) < sgrld.perplexity(X_test), seed
 
 
-@pytest.mark.parametrize("beta, sampler, step_size, expected", [
-    (0.01, "scir", None, 4.0), (0.001, "scir", None, 4.0), (0.1, "scir", None, 2.0),
-    (None, "scir", None, 2.0), (0.011, "scir", None, 2.0), (0.01, "scir", 3.0, 3.0),
-    (0.01, "sgrld", None, 0.1)])
-def test_scir_default_step_size_follows_the_topic_word_prior(synthetic, beta, sampler, step_size,
-                                                              expected):
-    # step_size=None: SCIR takes 4.0 at topic_word_prior <= 0.01 (sharp topics), 2.0 above
-    # (the default prior 0.1); an explicit step and SGRLD's schedule are left alone. The rule
-    # reaches the chain: the default fit is the fit with the step written out.
+@pytest.mark.parametrize("beta, sampler, step_decay, expected", [
+    (0.01, "scir", None, 0.33), (0.001, "scir", None, 0.33), (0.1, "scir", None, 0.6),
+    (None, "scir", None, 0.6), (0.011, "scir", None, 0.6), (0.01, "scir", 0.5, 0.5),
+    (0.01, "sgrld", None, 0.6)])
+def test_scir_default_step_decay_follows_the_topic_word_prior(synthetic, beta, sampler,
+                                                               step_decay, expected):
+    # step_decay=None: SCIR's step 4.0 decays as t^-0.33 at topic_word_prior <= 0.01 (sharp
+    # topics), as t^-0.6 above (the default prior 0.1); an explicit decay and SGRLD's schedule
+    # are left alone. The rule reaches the chain: the default fit is the fit with the schedule
+    # written out.
     X = synthetic[0][:60]
     params = dict(topic_word_prior=beta, sampler=sampler, max_iter=2, n_gibbs=2,
                   random_state=0)
-    default = LDA(3, step_size=step_size, **params).fit(X)
-    explicit = LDA(3, step_size=expected, **params).fit(X)
+    default = LDA(3, step_decay=step_decay, **params).fit(X)
+    step = {"step_size": 4.0} if sampler == "scir" else {}
+    explicit = LDA(3, step_decay=expected, **step, **params).fit(X)
     np.testing.assert_array_equal(default.components_, explicit.components_)
-    other = LDA(3, step_size=2.0 if expected != 2.0 else 4.0, **params).fit(X)
+    other = LDA(3, step_decay=0.33 if expected != 0.33 else 0.6, **params).fit(X)
     assert not np.array_equal(default.components_, other.components_)
 
 

@@ -33,8 +33,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 * ``root40``, ``root60``, ``root120``: every pass's minibatch of about 40, 60 or 120 sqrt(T)
   tokens (``default_batch_size``'s ``root_tokens``): fewer, less noisy steps at the default
   passes;
-* ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33: the topics
-  remember more minibatches late in the fit, the other way to less noise;
+* ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33 (beta <=
+  0.01; t^-0.6 above): the topics remember more or fewer minibatches late in the fit;
 * ``step4_decay06``: step 4.0 decaying as t^-0.6, the default at beta above 0.01 since
   2026-12-02 (before: 2.0 decaying as t^-0.33, larger after about 120 steps);
 * ``no_balance``: the default minibatches without their floor of ``K W / (6 n_gibbs)`` tokens

@@ -36,7 +36,8 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
 * ``decay05``: the SCIR step decaying as t^-0.5 instead of the default's t^-0.33 (beta <=
   0.01; t^-0.6 above): the topics remember more or fewer minibatches late in the fit;
 * ``step4_decay06``: step 4.0 decaying as t^-0.6, the default at beta above 0.01 since
-  2026-12-02 (before: 2.0 decaying as t^-0.33, larger after about 120 steps);
+  2026-12-02; ``step2_decay033``: the default there before (2.0 decaying as t^-0.33, larger
+  after about 120 steps);
 * ``no_balance``: the default minibatches without their floor of ``K W / (6 n_gibbs)`` tokens
   (``DRAW_COST_COORDINATES``; the default until 2026-12-01): more, cheaper steps whose time
   goes to the global step on a large vocabulary.
@@ -105,6 +106,7 @@ LEVERS = {
     "root120": dict(batch_root_tokens=120),
     "decay05": dict(step_decay=0.5),
     "step4_decay06": dict(step_size=4.0, step_decay=0.6),
+    "step2_decay033": dict(step_size=2.0, step_decay=0.33),
     "no_balance": dict(draw_cost_coordinates=math.inf),
 }
 #: The levers of the short form (``--quick``).

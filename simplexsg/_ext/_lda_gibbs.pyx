@@ -70,10 +70,8 @@ scratch row of K per run, then rounded to multiples of 2^-24 (``EXPECTATION_UNIT
 into a (minibatch words x K) int64 array that the threads share, by atomic adds
 (``_emit_expectations``; half the memory of the word tables ``fit`` and ``alpha_cdf``); after
 the sweeps its rows become sparse (``_expected_word_topic``). Integer sums depend neither on
-the threads nor on how the documents are split. (Appending each run's (topic, value) pairs to
-a thread's output and grouping them by word afterwards costs more per token the larger the
-minibatch, since that output grows with the runs: docs/benchmarks/lda.rst, "Expected counts
-summed in place".)
+the threads nor on how the documents are split. Summed in place, their cost does not grow
+with the minibatch (docs/benchmarks/lda.rst, "Expected counts summed in place").
 
 Documents are independent given the topics. Document d draws only from its own bit generator
 ``bitgens[d]``, so the result depends on the generators and the data, never on the threads.

@@ -40,7 +40,12 @@ the fixed-point fold-in). Everything runs on one thread. Levers (``LEVERS``):
   after about 120 steps);
 * ``no_balance``: the default minibatches without their floor of ``K W / (6 n_gibbs)`` tokens
   (``DRAW_COST_COORDINATES``; the default until 2026-12-01): more, cheaper steps whose time
-  goes to the global step on a large vocabulary.
+  goes to the global step on a large vocabulary; ``cost12``: that floor halved
+  (``DRAW_COST_COORDINATES`` = 12), for a cheaper global step;
+* ``theta_state``: SCIR's global step on theta (``simplexsg.lda.global_step.INTEGRATE_THETA``
+  False; the default until 2026-12-02) instead of with theta integrated out: the same law of
+  the samples; the local topics are the step's mean given the last draw of theta instead of
+  given the gammas' shapes.
 
 Reported per lever: the median, smallest and largest ratio of its perplexity (and time) to the
 defaults' over the rows (corpus, K, beta, seed), and how many rows it makes more than 1% worse
@@ -56,7 +61,7 @@ import statistics
 from unittest import mock
 
 from simplexsg import SCIRLDA
-from simplexsg.lda import defaults
+from simplexsg.lda import defaults, global_step
 from simplexsg.lda.defaults import SAMPLER_DEFAULTS, STEPS_PER_PASS, default_batch_size
 
 from harness import cli
@@ -108,6 +113,8 @@ LEVERS = {
     "step4_decay06": dict(step_size=4.0, step_decay=0.6),
     "step2_decay033": dict(step_size=2.0, step_decay=0.33),
     "no_balance": dict(draw_cost_coordinates=math.inf),
+    "cost12": dict(draw_cost_coordinates=12),
+    "theta_state": dict(integrate_theta=False),
 }
 #: The levers of the short form (``--quick``).
 QUICK_LEVERS = ["step4", "batch2", "warm"]
@@ -124,7 +131,9 @@ def fit_and_score(overrides, X, K, beta, seed, score):
         settings["batch_size"] = default_batch_size(X.shape[0], X.sum() / X.shape[0],
                                                     root_tokens=root_tokens)
     cost = settings.pop("draw_cost_coordinates", defaults.DRAW_COST_COORDINATES)
-    with mock.patch.object(defaults, "DRAW_COST_COORDINATES", cost):
+    integrate = settings.pop("integrate_theta", global_step.INTEGRATE_THETA)
+    with mock.patch.object(defaults, "DRAW_COST_COORDINATES", cost), \
+            mock.patch.object(global_step, "INTEGRATE_THETA", integrate):
         model, seconds = timed_fit(SCIRLDA(n_components=K, doc_topic_prior=ALPHA,
                                            topic_word_prior=beta, random_state=seed, n_jobs=1,
                                            **settings), X)

@@ -165,8 +165,9 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         never).
     n_topic_samples : int, 0 or >= 2, default 0
         Topic samples kept for posterior uncertainty (``topic_samples_``,
-        ``topic_word_intervals``; 0: none): the chain's normalised ``topic_state_`` (not the
-        local step's conditional means), evenly spaced in the averaging window; between half
+        ``topic_word_intervals``; 0: none): the chain's normalised theta (drawn from the
+        shapes when ``topic_state_`` holds them; not the local step's conditional means),
+        evenly spaced in the averaging window; between half
         this number and this number once it spans that many steps
         (``simplexsg.averaging.ThinnedTail``). Memory: this many K x W float32 arrays.
 
@@ -178,9 +179,14 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         conditional means: close to a Rao-Blackwellised average, not exactly one); with no
         such step yet, the current topics.
     topic_state_ : ndarray (K, W) of ``dtype``
-        Current state of the sampler: positive gamma variables whose normalised rows are the
-        topics (the SCIR paper's theta; in the LDA literature theta names the documents'
-        proportions, which ``transform`` returns).
+        Current state of the sampler. With ``topic_state_scale_`` None: positive gamma
+        variables whose normalised rows are the topics (the SCIR paper's theta; in the LDA
+        literature theta names the documents' proportions, which ``transform`` returns). SCIR
+        with ``local_topics="mean"`` integrates theta out: its state is the shapes of the
+        independent gammas theta is (``simplexsg.lda.global_step``).
+    topic_state_scale_ : float in (0, 1) or None
+        The scale of those gammas, ``1 - e^-h`` of the last step; None while ``topic_state_``
+        holds theta (before the first step, and for the other samplers).
     n_iter_ : int
         Complete passes over the data done by ``fit``.
     n_batch_iter_ : int

@@ -4,8 +4,15 @@ parallel over the rows, no K x W temporary).
 
 Step-size convention: ``h`` is the diffusion time of the step (``simplexsg.simplex``).
 
-Every coordinate is drawn at every step, including the words absent from the minibatch. Could
-those be advanced lazily? A word with no counts for m consecutive steps keeps the CIR parameter
+The state. SCIR with the local step on the conditional mean (the default) keeps theta
+integrated out: the state is the shapes of the independent gammas theta is, with one scale
+(``scir_shape_step``: the same chain's law for the samples, no draw for most words, and the
+local step sees the gammas' means). Otherwise the state is theta itself and the scale is None;
+``draw_theta`` turns shapes into a draw of theta where one is needed (a kept topic sample, a
+chain continued with a sampler that needs theta).
+
+With theta as the state, every coordinate is drawn at every step, including the words absent
+from the minibatch. Could those be advanced lazily? A word with no counts for m consecutive steps keeps the CIR parameter
 beta, and CIR transitions of one parameter compose (the process is time-homogeneous), so its
 value after the m steps is one exact transition of time h_1 + ... + h_m: exact for the word on
 its own. But every step needs each topic's row sum over all words, to normalise the topics the
@@ -22,9 +29,15 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .._ext._global_step import global_step
+from .._ext._global_step import global_step, scir_shape_step
 from .._ext._sparse import transpose_counts
-from .._random import document_streams
+from .._random import document_streams, substream
+
+
+#: SCIR with the local step on the conditional mean integrates theta out (``scir_shape_step``);
+#: False takes that step on theta (``global_step``), for benchmarks that compare the two
+#: chains (``lda_levers.py``'s ``theta_state``).
+INTEGRATE_THETA = True
 
 
 class LocalCounts(NamedTuple):
@@ -57,8 +70,35 @@ class LocalCounts(NamedTuple):
     alpha_counts: Optional[np.ndarray] = None
 
 
+class TopicStep(NamedTuple):
+    """What ``step_topics`` returns.
+
+    Attributes
+    ----------
+    state : (K, W), theta's type
+        The new state: theta, or (``state_scale`` not None) the shapes of the gammas theta is.
+    local : (K, W), theta's type
+        The topics the next local step uses; rows sum to 1.
+    state_scale : float in (0, 1) or None
+        The gammas' scale (``1 - e^-h``), or None when ``state`` is theta.
+    """
+    state: np.ndarray
+    local: np.ndarray
+    state_scale: Optional[float]
+
+
+def draw_theta(state, state_scale, seed):
+    """A draw of theta, float64 (K, W): ``state`` itself when ``state_scale`` is None, else
+    independent ``Gamma(state, state_scale)`` from the SeedSequence ``seed``, floored at the
+    smallest normal double (a gamma of shape below 1 can underflow)."""
+    if state_scale is None:
+        return np.asarray(state, dtype=np.float64)
+    draw = np.random.default_rng(seed).standard_gamma(state.astype(np.float64)) * state_scale
+    return np.maximum(draw, np.finfo(np.float64).tiny)
+
+
 def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, step,
-                average=None, n_jobs=1, alpha=None, topics=None):
+                average=None, n_jobs=1, alpha=None, topics=None, state_scale=None):
     """One global step of every topic row given the minibatch's ``LocalCounts``.
 
     Row k moves towards ``Dirichlet(beta + scale * est[:, k] / n_kept)``, with ``scale`` = D /
@@ -69,10 +109,16 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
     stream per row, keyed by ``seed`` (a SeedSequence), ``step`` and the row, so the result is
     the same for any ``n_jobs``.
 
+    SCIR with ``local_mean`` takes the step with theta integrated out (module docstring,
+    ``INTEGRATE_THETA``); the others take it on theta, drawn first from the shapes if the
+    state holds them.
+
     Parameters
     ----------
     theta : float64 or float32 (K, W)
-        The gamma variables; not modified.
+        The state (theta, or the shapes when ``state_scale`` is given); not modified.
+    state_scale : float or None
+        The scale of the gammas whose shapes ``theta`` holds; None: ``theta`` is theta.
     sampler : {"scir", "sgrld"}
     local_mean : bool
         Whether the local topics are the normalised conditional means (else samples).
@@ -82,7 +128,7 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
 
     Returns
     -------
-    (theta', local topics): new arrays of theta's shape and type; rows of the second sum to 1.
+    TopicStep: the new state, the local topics and the state's scale.
     """
     K, W = theta.shape
     word_topic = counts.word_topic
@@ -105,12 +151,22 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
         spread = dict(zip(("spread", "column_scale"),
                           _alpha_spread(counts.alpha_counts, alpha, topics, scale / counts.n_kept)),
                       alpha=alpha, topics=topics)
-    global_step(theta, float(beta), est_ptr, est_word, est_count * (scale / counts.n_kept),
-                float(h), sampler == "sgrld", local_mean, streams.addresses, theta_out,
-                local_out, average_in, average_out, n_jobs, **spread)
+    est_count = est_count * (scale / counts.n_kept)
+    new_scale = None
+    if sampler == "scir" and local_mean and INTEGRATE_THETA:
+        scir_shape_step(theta, 0.0 if state_scale is None else float(state_scale), float(beta),
+                        est_ptr, est_word, est_count, float(h), streams.addresses, theta_out,
+                        local_out, average_in, average_out, n_jobs, **spread)
+        new_scale = float(-np.expm1(-h))
+    else:
+        if state_scale is not None:
+            theta = draw_theta(theta, state_scale, substream(seed, step)).astype(theta.dtype)
+        global_step(theta, float(beta), est_ptr, est_word, est_count, float(h),
+                    sampler == "sgrld", local_mean, streams.addresses, theta_out, local_out,
+                    average_in, average_out, n_jobs, **spread)
     if average_out is not None:
         average.record(average_out)
-    return theta_out, local_out
+    return TopicStep(theta_out, local_out, new_scale)
 
 
 def _alpha_spread(alpha_counts, alpha, topics, factor):

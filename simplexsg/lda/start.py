@@ -141,6 +141,7 @@ def new_chain(model, params, seed, n_documents):
     model.doc_topic_prior_, model.topic_word_prior_ = params["alpha"], params["beta"]
     init = np.random.default_rng(substream(seed, Stream.INIT))
     model.topic_state_ = init.gamma(1.0, size=(K, W)).astype(params["dtype"])
+    model.topic_state_scale_ = None
     model.n_batch_iter_ = 0
     model.n_documents_seen_ = 0
     model.n_iter_ = 0

@@ -27,7 +27,7 @@ from ..corpus import BowStream
 from ..simplex import to_simplex
 from .defaults import ALPHA_WARMUP_STEPS, SHUFFLE_BATCHES
 from .local import ThreadExecutor
-from .global_step import step_topics
+from .global_step import draw_theta, step_topics
 
 class Stream(enum.IntEnum):
     """The namespaces of the random streams derived from the estimator's SeedSequence (their
@@ -39,6 +39,7 @@ class Stream(enum.IntEnum):
     EVAL = 4         # fold-in of transform, score and perplexity
     ALPHA = 5        # the doc-topic prior's sampler
     MONITOR = 6      # the convergence check
+    SAMPLE = 7       # the kept topic samples, drawn from a state of shapes
 
 #: What a step changes in place, with how to copy it (``Trainer.transaction``); everything
 #: else a step touches is rebound. TailAverage, ThinnedTail and the convergence check
@@ -194,8 +195,9 @@ class Trainer:
         if learning:
             self._alpha_step(counts.doc_topic_last, doc_indices, t)
             laps.lap("alpha")
-        model.topic_state_, model._local = step_topics(
-            model.topic_state_, counts, beta=model.topic_word_prior_,
+        model.topic_state_, model._local, model.topic_state_scale_ = step_topics(
+            model.topic_state_, counts, state_scale=model.topic_state_scale_,
+            beta=model.topic_word_prior_,
             scale=model.total_samples_ / counts.n_documents, h=params["schedule"](t),
             sampler=model.sampler, local_mean=model.local_topics == "mean",
             seed=substream(model.random_state_, Stream.GLOBAL), step=t,
@@ -209,13 +211,14 @@ class Trainer:
         return counts.assignments
 
     def _keep_sample(self, t):
-        """Offer step t's topics, normalised ``topic_state_`` in float32, to the thinned
+        """Offer step t's topics, a draw of theta normalised, in float32, to the thinned
         store of ``n_topic_samples`` (the averaging window: the topic average's)."""
         model = self.model
         samples = getattr(model, "_topic_samples", None)
         if samples is not None:
-            samples.add(t, model._topic_average.start,
-                        lambda: to_simplex(model.topic_state_).astype(np.float32))
+            samples.add(t, model._topic_average.start, lambda: to_simplex(draw_theta(
+                model.topic_state_, model.topic_state_scale_,
+                substream(model.random_state_, Stream.SAMPLE, t))).astype(np.float32))
 
     def _alpha_step(self, last_counts, doc_indices, t):
         """Store the minibatch's last-sweep counts in the alpha sampler, recentre when due

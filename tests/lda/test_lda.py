@@ -633,21 +633,30 @@ def test_partial_fit_refuses_total_samples_below_its_minibatch(synthetic):
     assert pickle.dumps(model) == saved
 
 
-def test_global_step_refuses_a_step_too_small_for_the_state():
-    """The kernel's own guard, behind the parameter check: a Poisson rate theta e^-h /
-    (1 - e^-h) above 1e17 is refused, naming the step size, where the shape is below 1/2
-    (only there is a Poisson drawn: with beta = 1/2 the same step is taken)."""
+@pytest.mark.parametrize("local_mean", [False, True])
+def test_global_step_refuses_a_step_too_small_for_the_state(local_mean):
+    """The kernels' own guard, behind the parameter check: a Poisson rate theta e^-h /
+    (1 - e^-h) above 1e17 is refused, naming the step size. On theta (``local_mean=False``)
+    only where the shape is below 1/2, where a Poisson is drawn (with beta = 1/2 the same
+    step is taken); with theta integrated out (``local_mean=True``) at every shape, and also
+    from a state of shapes."""
     import scipy.sparse as sparse
     from simplexsg.lda.global_step import LocalCounts, step_topics
     theta = np.full((2, 3), 1e3)
     counts = LocalCounts(sparse.csr_array((3, 2), dtype=np.int64), 1, 1)
-    kwargs = dict(beta=0.1, scale=1.0, sampler="scir", local_mean=True,
+    kwargs = dict(beta=0.1, scale=1.0, sampler="scir", local_mean=local_mean,
                   seed=np.random.SeedSequence(0), step=0)
     with pytest.raises(ValueError, match="step size h=1e-16 is too small"):
         step_topics(theta, counts, h=1e-16, **kwargs)
     assert np.isfinite(step_topics(theta, counts, h=1e-8, **kwargs)[0]).all()
     kwargs["beta"] = 0.5
-    assert np.isfinite(step_topics(theta, counts, h=1e-16, **kwargs)[0]).all()
+    if local_mean:
+        with pytest.raises(ValueError, match="step size h=1e-16 is too small"):
+            step_topics(theta, counts, h=1e-16, **kwargs)
+        with pytest.raises(ValueError, match="step size h=1e-16 is too small"):
+            step_topics(theta, counts, h=1e-16, state_scale=0.5, **kwargs)
+    else:
+        assert np.isfinite(step_topics(theta, counts, h=1e-16, **kwargs)[0]).all()
 
 
 def test_float32_topics_agree_with_float64(synthetic):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import simplexsg.lda.training as training
-from simplexsg import SCIRLDA
+from simplexsg import LDA, SCIRLDA
 from simplexsg._fitting import atomic_dump
 from simplexsg.lda.defaults import DEFAULT_SWEEPS
 
-FITTED = ("components_", "topic_state_", "n_batch_iter_", "n_documents_seen_", "n_iter_",
+FITTED = ("components_", "topic_state_", "topic_state_scale_", "n_batch_iter_", "n_documents_seen_", "n_iter_",
           "burn_in_", "stop_reason_", "monitor_history_", "history_", "doc_topic_prior_")
 
 
@@ -163,6 +163,22 @@ def test_warm_start_after_a_finished_fit_continues_the_chain(corpus):
     assert_same_fit(first, fresh)
     with pytest.raises(ValueError, match="n_components=5 differs"):
         fresh.set_params(warm_start=True, n_components=5).fit(corpus)
+
+
+@pytest.mark.parametrize("other", [dict(local_topics="sample"), dict(sampler="sgrld")])
+def test_warm_start_with_a_sampler_that_needs_theta_draws_it_from_the_shapes(corpus, other):
+    """The default chain's state is the shapes of the gammas theta is (``topic_state_scale_``
+    set); a chain continued with a step that needs theta draws it from them: the state is
+    theta again (scale None), finite and positive, and the topics still learn (the four
+    topics' mean best cosine to the truth stays high)."""
+    first = LDA(4, sampler="scir", max_iter=3, random_state=4).fit(corpus)
+    assert 0 < first.topic_state_scale_ < 1 and (first.topic_state_ >= 0.1 - 1e-12).all()
+    first.set_params(warm_start=True, **other).fit(corpus)
+    assert first.topic_state_scale_ is None
+    assert np.isfinite(first.topic_state_).all() and (first.topic_state_ > 0).all()
+    again = LDA(4, sampler="scir", max_iter=3, random_state=4).fit(corpus)
+    again.set_params(warm_start=True, **other).fit(corpus)
+    np.testing.assert_array_equal(again.topic_state_, first.topic_state_)
 
 
 @pytest.mark.parametrize("bad, match", [

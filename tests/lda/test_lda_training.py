@@ -8,6 +8,7 @@ import simplexsg._fitting as _fitting
 import simplexsg.lda.training as training
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
+from simplexsg.simplex import to_simplex
 from simplexsg.datasets import make_lda_corpus
 from simplexsg.stopping import Plateau
 
@@ -235,23 +236,31 @@ def test_streamed_corpus_with_a_time_budget_and_a_convergence_check(corpus, monk
 
 
 # ---------------------------------------------------------------- the global step
-def test_global_step_has_the_exact_scir_moments_and_local_topics():
+@pytest.mark.parametrize("local_mean", [False, True])
+def test_global_step_has_the_exact_scir_moments_and_local_topics(local_mean):
     """``step_topics`` on a 3 x 6 state with sparse counts, 4000 draws (one stream per step):
     each coordinate's mean and variance against the CIR transition's exact one-step moments
     (mean theta e^-h + a (1 - e^-h), variance a (1 - e^-h)^2 + 2 theta e^-h (1 - e^-h), a =
     beta + scale * counts), within 5 standard errors (the variance's from the fourth moment);
-    the local topics are the normalised conditional mean, exactly; the average adds them."""
+    the local topics are the normalised conditional mean, exactly; the average adds them.
+    With ``local_mean`` the step integrates theta out (its state: shapes and a scale) and
+    theta is drawn from them (``draw_theta``), which must give the same moments."""
     import scipy.sparse as sparse
-    from simplexsg.lda.global_step import LocalCounts, step_topics
+    from simplexsg.lda.global_step import LocalCounts, draw_theta, step_topics
     rng = np.random.default_rng(0)
     theta = rng.gamma(1.0, size=(3, 6)) + 0.01
     word_topic = np.zeros((6, 3), dtype=np.int64)
     word_topic[1, 0], word_topic[4, 2], word_topic[0, 1] = 5, 3, 7
     counts = LocalCounts(sparse.csr_array(word_topic), 2, 10)
     h, beta, scale, n = 0.3, 0.5, 2.0, 4000
-    kwargs = dict(beta=beta, scale=scale, h=h, sampler="scir", local_mean=True,
+    kwargs = dict(beta=beta, scale=scale, h=h, sampler="scir", local_mean=local_mean,
                   seed=np.random.SeedSequence(5))
-    draws = np.array([step_topics(theta, counts, step=t, **kwargs)[0] for t in range(n)])
+
+    def draw(t):
+        state, _, state_scale = step_topics(theta, counts, step=t, **kwargs)
+        assert (state_scale is not None) == local_mean
+        return draw_theta(state, state_scale, np.random.SeedSequence(6, spawn_key=(t,)))
+    draws = np.array([draw(t) for t in range(n)])
     a = beta + scale * word_topic.T / 2
     mean = theta * np.exp(-h) - a * np.expm1(-h)
     var = a * np.expm1(-h) ** 2 - 2 * theta * np.exp(-h) * np.expm1(-h)
@@ -260,7 +269,10 @@ def test_global_step_has_the_exact_scir_moments_and_local_topics():
     var_se = np.sqrt(((centred ** 2 - var) ** 2).mean(axis=0) / n)
     assert np.all(np.abs(centred.var(axis=0) - var) < 5 * var_se)
     average = TailAverage(0)
-    _, local = step_topics(theta, counts, step=0, average=average, **kwargs)
+    local = step_topics(theta, counts, step=0, average=average, **kwargs).local
+    if not local_mean:                  # the local topics are the sample
+        np.testing.assert_allclose(local, to_simplex(draw(0)), rtol=1e-12)
+        return
     np.testing.assert_allclose(local, mean / mean.sum(axis=1, keepdims=True), rtol=1e-12)
     step_topics(theta, counts, step=1, average=average, **kwargs)
     assert average.count == 2
@@ -297,9 +309,9 @@ def test_global_step_spreads_the_alpha_part_by_its_expected_topics(sampler):
     for factor in (1.0, 1e-310):
         scaled = topics.copy()
         scaled[:, 3] *= factor
-        _, local = step_topics(theta, counts, beta=beta, scale=scale, h=h, sampler=sampler,
-                               local_mean=True, seed=np.random.SeedSequence(5), step=0,
-                               alpha=alpha, topics=scaled)
+        local = step_topics(theta, counts, beta=beta, scale=scale, h=h, sampler=sampler,
+                            local_mean=True, seed=np.random.SeedSequence(5), step=0,
+                            alpha=alpha, topics=scaled).local
         np.testing.assert_allclose(local, mean / mean.sum(axis=1, keepdims=True), rtol=1e-11)
     out = np.empty_like(theta), np.empty_like(theta)
     args = (theta, beta, np.zeros(4, dtype=np.int64), np.empty(0, dtype=np.int64),

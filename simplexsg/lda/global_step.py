@@ -12,8 +12,9 @@ local step sees the gammas' means). Otherwise the state is theta itself and the 
 chain continued with a sampler that needs theta).
 
 With theta as the state, every coordinate is drawn at every step, including the words absent
-from the minibatch. Could those be advanced lazily? A word with no counts for m consecutive steps keeps the CIR parameter
-beta, and CIR transitions of one parameter compose (the process is time-homogeneous), so its
+from the minibatch. Could those be advanced lazily? A word with no counts for m consecutive
+steps keeps the CIR parameter beta, and CIR transitions of one parameter compose (the process
+is time-homogeneous), so its
 value after the m steps is one exact transition of time h_1 + ... + h_m: exact for the word on
 its own. But every step needs each topic's row sum over all words, to normalise the topics the
 next local step uses and the running average; the lazy words' current values enter that sum.
@@ -22,7 +23,8 @@ lazy part of the sum could be drawn exactly, but then a word coming back must be
 conditionally on every sum drawn while it was away (through the latent Poisson counts of each
 of those steps), which needs the history of its absence, not O(1) state. Drawing it from its
 own m-step transition instead would make the sums inconsistent with the values, so lazy
-advancement is not exact, and it is not used.
+advancement is not exact, and it is not used. Integrating theta out (``scir_shape_step``) is
+the exact way to skip those words' draws: the shapes carry no sums to keep consistent.
 """
 from typing import NamedTuple, Optional
 

@@ -17,9 +17,9 @@ it averages. Rules (``RULES``):
 * ``half``, ``quarter``: the last half, the last quarter of the T steps (a fit that knows T);
 * ``last``: the step's own sample, no average.
 
-The kept topics are the steps' samples (the normalised ``topic_state_``), while ``components_``
-averages the topics the local step used (with ``local_topics="mean"``, their conditional
-means, less noisy), so the end of the fit is also compared exactly: the default's
+The kept topics are the steps' samples (theta, drawn from the state, normalised), while
+``components_`` averages the topics the local step used (with ``local_topics="mean"``, their
+conditional means, less noisy), so the end of the fit is also compared exactly: the default's
 ``components_`` against those of a fit with ``burn_in`` set where the doubling rule's average
 starts (the same chain; three fits a row in all). Reported: per rule and pass count, the
 median, smallest and largest ratio to ``doubling`` over the rows, and how many rows it makes

@@ -17,10 +17,12 @@ Methods, each at alpha = 0.1 and beta in {0.01, 0.1}:
 
 * ``scir-mean`` (the default), ``scir-sample`` (the paper's exact scheme) and ``sgrld``
   (SGRLDLDA, default ``local_topics="mean"``), all with default step sizes, batch 50;
+  ``scir-mean-theta``: the default's step taken on theta instead of with theta integrated out
+  (``simplexsg.lda.global_step.INTEGRATE_THETA`` False, the default until 2026-12-02);
 * ``*-fullbatch``: the SCIR chains with batch = D, so the counts carry no minibatch noise and
   what remains is the local step (and Monte Carlo error);
 * long chains driven by ``partial_fit`` (``--steps`` steps, the first half burn-in) so that the
-  samples ``to_simplex(theta_)`` are available: the spread of the chain, and the plain sample
+  samples, theta normalised (drawn from the state's shapes where it holds them), are available: the spread of the chain, and the plain sample
   average next to ``components_`` (which for "mean" averages conditional means);
 * ``*-fit``: ``fit()`` with every default (max_iter=None: 200 steps, half burn-in), what a user
   gets.
@@ -39,9 +41,13 @@ import time
 
 import numpy as np
 
+from unittest import mock
+
 from simplexsg import LDA
 from simplexsg._optional import pyplot
 from simplexsg.datasets import make_lda_corpus
+from simplexsg.lda import global_step
+from simplexsg.lda.global_step import draw_theta
 from simplexsg.simplex import to_simplex
 
 from harness import cli
@@ -51,12 +57,15 @@ from harness.measure import medians, timed_fit
 K, W, D_TRAIN, D_TEST, DOC_LENGTH = 5, 100, 150, 50, 20
 ALPHA, TRUE_BETA, BETAS = 0.1, 0.1, (0.01, 0.1)
 TOP_WORDS = 5
-#: long-chain methods: name -> (sampler, local_topics, full batch?). The full-batch chains
-#: (batch = D, no minibatch noise in the counts) isolate the local step's approximation.
-CHAINS = {"scir-mean": ("scir", "mean", False), "scir-sample": ("scir", "sample", False),
-          "sgrld": ("sgrld", "mean", False),
-          "scir-mean-fullbatch": ("scir", "mean", True),
-          "scir-sample-fullbatch": ("scir", "sample", True)}
+#: long-chain methods: name -> (sampler, local_topics, full batch?, theta integrated out?). The
+#: full-batch chains (batch = D, no minibatch noise in the counts) isolate the local step's
+#: approximation.
+CHAINS = {"scir-mean": ("scir", "mean", False, True),
+          "scir-mean-theta": ("scir", "mean", False, False),
+          "scir-sample": ("scir", "sample", False, True), "sgrld": ("sgrld", "mean", False, True),
+          "scir-mean-fullbatch": ("scir", "mean", True, True),
+          "scir-mean-theta-fullbatch": ("scir", "mean", True, False),
+          "scir-sample-fullbatch": ("scir", "sample", True, True)}
 
 
 # ------------------------------------------------------------------ exact reference
@@ -116,7 +125,8 @@ def sgmcmc_chain(X, beta, seed, sampler, local_topics, n_steps, batch_size):
         model.partial_fit(X[np.sort(order[position:position + batch_size])])
         position += batch_size
         if t >= burn:
-            phi = to_simplex(model.topic_state_)
+            phi = to_simplex(draw_theta(model.topic_state_, model.topic_state_scale_,
+                                        np.random.SeedSequence([seed, 2, t])))
             s += phi
             s2 += phi * phi
     seconds = time.perf_counter() - start
@@ -170,9 +180,10 @@ def run_seed(seed, beta, args):
     entry["spread_ratio"] = float(np.median(b_std[perm][rows, cols] / ref_std[rows, cols]))
     entry["seconds"] = b_seconds
     out["gibbs-2nd-chain"] = entry
-    for name, (sampler, local_topics, full_batch) in CHAINS.items():
-        chain = sgmcmc_chain(X_train, beta, seed, sampler, local_topics, args.steps,
-                             D_TRAIN if full_batch else args.batch_size)
+    for name, (sampler, local_topics, full_batch, integrate) in CHAINS.items():
+        with mock.patch.object(global_step, "INTEGRATE_THETA", integrate):
+            chain = sgmcmc_chain(X_train, beta, seed, sampler, local_topics, args.steps,
+                                 D_TRAIN if full_batch else args.batch_size)
         perm, entry = distances(chain["components"])
         perm_s, sample_avg = distances(chain["sample_mean"])
         entry["sample_avg_tv"] = sample_avg["tv"]
@@ -184,7 +195,8 @@ def run_seed(seed, beta, args):
         out[name] = entry
         if full_batch:
             continue
-        components, seconds = fit_defaults(X_train, beta, seed, sampler, local_topics)
+        with mock.patch.object(global_step, "INTEGRATE_THETA", integrate):
+            components, seconds = fit_defaults(X_train, beta, seed, sampler, local_topics)
         entry = distances(components)[1]
         entry["seconds"] = seconds
         out[name + "-fit"] = entry

@@ -92,11 +92,12 @@ class TopicStep(NamedTuple):
 def draw_theta(state, state_scale, seed):
     """A draw of theta, float64 (K, W): ``state`` itself when ``state_scale`` is None, else
     independent ``Gamma(state, state_scale)`` from the SeedSequence ``seed``, floored at the
-    smallest normal double (a gamma of shape below 1 can underflow)."""
+    smallest normal value of ``state``'s type (a gamma of shape below 1 can underflow; the
+    floor keeps the draw positive when stored in that type)."""
     if state_scale is None:
         return np.asarray(state, dtype=np.float64)
     draw = np.random.default_rng(seed).standard_gamma(state.astype(np.float64)) * state_scale
-    return np.maximum(draw, np.finfo(np.float64).tiny)
+    return np.maximum(draw, np.finfo(state.dtype).tiny)
 
 
 def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, step,
@@ -161,8 +162,8 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
                         local_out, average_in, average_out, n_jobs, **spread)
         new_scale = float(-np.expm1(-h))
     else:
-        if state_scale is not None:
-            theta = draw_theta(theta, state_scale, substream(seed, step)).astype(theta.dtype)
+        if state_scale is not None:     # (a key apart from the rows' streams: seed, step)
+            theta = draw_theta(theta, state_scale, substream(seed, step, 1)).astype(theta.dtype)
         global_step(theta, float(beta), est_ptr, est_word, est_count, float(h),
                     sampler == "sgrld", local_mean, streams.addresses, theta_out, local_out,
                     average_in, average_out, n_jobs, **spread)

@@ -165,18 +165,21 @@ def test_warm_start_after_a_finished_fit_continues_the_chain(corpus):
         fresh.set_params(warm_start=True, n_components=5).fit(corpus)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("other", [dict(local_topics="sample"), dict(sampler="sgrld")])
-def test_warm_start_with_a_sampler_that_needs_theta_draws_it_from_the_shapes(corpus, other):
+def test_warm_start_with_a_sampler_that_needs_theta_draws_it_from_the_shapes(corpus, other,
+                                                                           dtype):
     """The default chain's state is the shapes of the gammas theta is (``topic_state_scale_``
     set); a chain continued with a step that needs theta draws it from them: the state is
-    theta again (scale None), finite and positive, and the topics still learn (the four
-    topics' mean best cosine to the truth stays high)."""
-    first = LDA(4, sampler="scir", max_iter=3, random_state=4).fit(corpus)
-    assert 0 < first.topic_state_scale_ < 1 and (first.topic_state_ >= 0.1 - 1e-12).all()
+    theta again (scale None), of the model's dtype, finite and positive, and the same for the
+    same seed."""
+    first = LDA(4, sampler="scir", max_iter=3, random_state=4, dtype=dtype).fit(corpus)
+    assert 0 < first.topic_state_scale_ < 1
+    assert (first.topic_state_ >= first.topic_word_prior_ * (1 - 1e-12)).all()
     first.set_params(warm_start=True, **other).fit(corpus)
-    assert first.topic_state_scale_ is None
+    assert first.topic_state_scale_ is None and first.topic_state_.dtype == dtype
     assert np.isfinite(first.topic_state_).all() and (first.topic_state_ > 0).all()
-    again = LDA(4, sampler="scir", max_iter=3, random_state=4).fit(corpus)
+    again = LDA(4, sampler="scir", max_iter=3, random_state=4, dtype=dtype).fit(corpus)
     again.set_params(warm_start=True, **other).fit(corpus)
     np.testing.assert_array_equal(again.topic_state_, first.topic_state_)
 

@@ -82,6 +82,37 @@ cdef inline real _store(double v, real* dummy) noexcept nogil:
         return v
 
 
+def column_sums(const real[:, ::1] topics, const Py_ssize_t[::1] words,
+                const double[::1] alpha, int n_jobs=1):
+    """Per word w of ``words`` (in ``0 .. W - 1``): ``max_k topics[k, w]`` and ``sum_k alpha[k]
+    topics[k, w]``, float64 (n,) each (the alpha part's spread, ``simplexsg.lda.global_step``).
+    Threads take blocks of words, each summed over the rows in order: the same result for any
+    ``n_jobs``."""
+    cdef Py_ssize_t K = topics.shape[0], n = words.shape[0], block, e, k, end
+    if alpha.shape[0] != K:
+        raise ValueError(f"alpha has {alpha.shape[0]} entries for {K} topics")
+    top = np.zeros(n)
+    mass = np.zeros(n)
+    cdef double[::1] top_v = top, mass_v = mass
+    cdef double a, v
+    with nogil:
+        for e in range(n):
+            if not 0 <= words[e] < topics.shape[1]:
+                with gil:
+                    raise ValueError(f"words[{e}] = {words[e]} is out of range")
+    with nogil, parallel(num_threads=max(1, n_jobs)):
+        for block in prange((n + BLOCK - 1) // BLOCK, schedule="static"):
+            end = min((block + 1) * BLOCK, n)
+            for k in range(K):
+                a = alpha[k]
+                for e in range(block * BLOCK, end):
+                    v = topics[k, words[e]]
+                    if v > top_v[e]:
+                        top_v[e] = v
+                    mass_v[e] = mass_v[e] + a * v
+    return top, mass
+
+
 def _check_step(Py_ssize_t K, Py_ssize_t W, double beta, const int64_t[::1] est_ptr,
                 const int64_t[::1] est_word, const double[::1] est_value, double h,
                 const uintptr_t[::1] bitgens, outputs, average_in, average_out, spread,
@@ -120,6 +151,11 @@ def _check_step(Py_ssize_t K, Py_ssize_t W, double beta, const int64_t[::1] est_
     if not spreading:
         return None
     return np.flatnonzero(spread).astype(np.intp, copy=False)   # a minibatch has few words
+
+
+#: ``column_sums``: words a thread takes at a time (each row's entries for them read in turn).
+cdef enum:
+    BLOCK = 256
 
 
 cdef struct Balls:

@@ -31,7 +31,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .._ext._global_step import global_step, scir_shape_step
+from .._ext._global_step import column_sums, global_step, scir_shape_step
 from .._ext._sparse import transpose_counts
 from .._random import document_streams, substream
 
@@ -152,7 +152,8 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
         alpha = np.ascontiguousarray(np.broadcast_to(alpha, (K,)), dtype=np.float64)
         topics = np.ascontiguousarray(topics, dtype=theta.dtype)
         spread = dict(zip(("spread", "column_scale"),
-                          _alpha_spread(counts.alpha_counts, alpha, topics, scale / counts.n_kept)),
+                          _alpha_spread(counts.alpha_counts, alpha, topics, scale / counts.n_kept,
+                                        n_jobs)),
                       alpha=alpha, topics=topics)
     est_count = est_count * (scale / counts.n_kept)
     new_scale = None
@@ -172,21 +173,19 @@ def step_topics(theta, counts, *, beta, scale, h, sampler, local_mean, seed, ste
     return TopicStep(theta_out, local_out, new_scale)
 
 
-def _alpha_spread(alpha_counts, alpha, topics, factor):
+def _alpha_spread(alpha_counts, alpha, topics, factor, n_jobs=1):
     """(spread, column_scale), float64 (W,) each, for the global step to add ``alpha_k
     (topics[k, w] column_scale[w]) spread[w]`` to topic k's count of word w: ``factor *
     alpha_counts[w]`` spread by the alpha part's share ``alpha_k topics[k, w] / sum_j alpha_j
     topics[j, w]``. ``column_scale[w]`` is one over the word's largest topic value (at most
     1 / DBL_MIN), so that the products stay at most 1 and ``spread`` finite for any column the
     local step accepts; spread is 0 and column_scale 1 where there is no alpha count (only
-    the minibatch's words are read)."""
+    the minibatch's words are read, on ``n_jobs`` threads)."""
     words = np.flatnonzero(alpha_counts)
-    columns = topics[:, words]
+    top, mass = column_sums(topics, words.astype(np.intp, copy=False), alpha, n_jobs)
     column_scale = np.ones(len(alpha_counts))
-    column_scale[words] = 1.0 / np.maximum(columns.max(axis=0), np.finfo(np.float64).tiny)
-    # einsum, not BLAS: one pass, on this thread (a BLAS pool would spin on idle cores);
-    # scaled_mass is in [min alpha, sum alpha]
-    scaled_mass = np.einsum("k,kw->w", alpha, columns) * column_scale[words]
+    column_scale[words] = 1.0 / np.maximum(top, np.finfo(np.float64).tiny)
+    scaled_mass = mass * column_scale[words]           # in [min alpha, sum alpha]
     spread = np.zeros(len(alpha_counts))
     spread[words] = factor * alpha_counts[words] / scaled_mass
     return spread, column_scale

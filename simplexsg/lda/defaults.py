@@ -52,9 +52,10 @@ FIRST_PASS_STEPS = 250
 #: of about a million tokens a smaller first minibatch learns less at equal time.
 FIRST_PASS_MIN_TOKENS = 30_000
 #: A kept draw of the local step, counted in expectation, costs about as much as this many
-#: coordinates of the global step, which draws all K x W of them every step: a default
+#: coordinates of the global step, which passes over all K x W of them every step: a default
 #: minibatch holds at least K W / (n_gibbs x DRAW_COST_COORDINATES) tokens, so that a step's
-#: local part costs at least its global part ("Minibatches and the global step").
+#: local part costs at least its global part ("Minibatches and the global step"; kept for
+#: the cheaper step with theta integrated out: "The global step with theta integrated out").
 DRAW_COST_COORDINATES = 6
 #: The floor of DRAW_COST_COORDINATES holds at most T / BALANCE_MIN_STEPS of the corpus's T
 #: tokens, a first pass of this many steps: on a small corpus the steps, not the seconds, are

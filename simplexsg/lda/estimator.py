@@ -48,8 +48,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         over a large corpus to learn them); at least those of
         20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones are noisier without learning
         faster) and those of ``K W / (6 n_gibbs)`` tokens (``DRAW_COST_COORDINATES``: the
-        global step draws all K W topic-word coordinates each step, so a smaller minibatch
-        would spend most of a step there) unless the first pass would then have fewer than 40
+        global step passes over all K W topic-word coordinates each step, so a smaller
+        minibatch would spend most of a step there) unless the first pass would then have fewer than 40
         steps (``BALANCE_MIN_STEPS``), at most ``ceil(D / 3)`` documents and those of
         10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50.
         Measured in docs/benchmarks/lda.rst, "Minibatches that grow by pass", "Minibatches

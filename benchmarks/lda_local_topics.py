@@ -22,7 +22,8 @@ Methods, each at alpha = 0.1 and beta in {0.01, 0.1}:
 * ``*-fullbatch``: the SCIR chains with batch = D, so the counts carry no minibatch noise and
   what remains is the local step (and Monte Carlo error);
 * long chains driven by ``partial_fit`` (``--steps`` steps, the first half burn-in) so that the
-  samples, theta normalised (drawn from the state's shapes where it holds them), are available: the spread of the chain, and the plain sample
+  samples, theta normalised (drawn from the state's shapes where it holds them), are
+  available: the spread of the chain, and the plain sample
   average next to ``components_`` (which for "mean" averages conditional means);
 * ``*-fit``: ``fit()`` with every default (max_iter=None: 200 steps, half burn-in), what a user
   gets.

@@ -49,8 +49,8 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         20,000 tokens (``MIN_BATCH_TOKENS``: smaller ones are noisier without learning
         faster) and those of ``K W / (6 n_gibbs)`` tokens (``DRAW_COST_COORDINATES``: the
         global step passes over all K W topic-word coordinates each step, so a smaller
-        minibatch would spend most of a step there) unless the first pass would then have fewer than 40
-        steps (``BALANCE_MIN_STEPS``), at most ``ceil(D / 3)`` documents and those of
+        minibatch would spend most of a step there) unless the first pass would then have
+        fewer than 40 steps (``BALANCE_MIN_STEPS``), at most ``ceil(D / 3)`` documents and those of
         10^6 tokens (``BATCH_TOKENS``, which bounds a stream's memory), at least 50.
         Measured in docs/benchmarks/lda.rst, "Minibatches that grow by pass", "Minibatches
         and the global step" and "The first pass of a large corpus".
@@ -167,9 +167,9 @@ class LDA(CountModelMixin, TopicMethods, InferenceMethods, ClassNamePrefixFeatur
         Topic samples kept for posterior uncertainty (``topic_samples_``,
         ``topic_word_intervals``; 0: none): the chain's normalised theta (drawn from the
         shapes when ``topic_state_`` holds them; not the local step's conditional means),
-        evenly spaced in the averaging window; between half
-        this number and this number once it spans that many steps
-        (``simplexsg.averaging.ThinnedTail``). Memory: this many K x W float32 arrays.
+        evenly spaced in the averaging window; between half this number and this number once
+        it spans that many steps (``simplexsg.averaging.ThinnedTail``). Memory: this many
+        K x W float32 arrays.
 
     Attributes
     ----------

@@ -1,6 +1,7 @@
-"""The SCIR global step with theta integrated out (``simplexsg._ext._global_step.scir_shape_step``):
-its Poisson counts against their exact negative binomial law, whatever share of the words
-draws as a group, and the chain's stationary gamma law over several steps."""
+"""The SCIR global step with theta integrated out
+(``simplexsg._ext._global_step.scir_shape_step``): its Poisson counts against their exact
+negative binomial law, whatever share of the words draws as a group, and the chain's
+stationary gamma law over several steps."""
 import numpy as np
 import pytest
 import scipy.stats as stats

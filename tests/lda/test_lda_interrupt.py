@@ -12,8 +12,9 @@ from simplexsg import LDA, SCIRLDA
 from simplexsg._fitting import atomic_dump
 from simplexsg.lda.defaults import DEFAULT_SWEEPS
 
-FITTED = ("components_", "topic_state_", "topic_state_scale_", "n_batch_iter_", "n_documents_seen_", "n_iter_",
-          "burn_in_", "stop_reason_", "monitor_history_", "history_", "doc_topic_prior_")
+FITTED = ("components_", "topic_state_", "topic_state_scale_", "n_batch_iter_",
+          "n_documents_seen_", "n_iter_", "burn_in_", "stop_reason_", "monitor_history_",
+          "history_", "doc_topic_prior_")
 
 
 @pytest.fixture(scope="module")

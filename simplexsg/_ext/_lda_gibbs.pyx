@@ -97,9 +97,11 @@ ctypedef fused real:
 cdef extern from *:
     """
     #define SIMPLEXSG_PREFETCH(p) __builtin_prefetch((const void*) (p))
+    #define SIMPLEXSG_PREFETCH_WRITE(p) __builtin_prefetch((const void*) (p), 1)
     #define SIMPLEXSG_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
     """
     void SIMPLEXSG_PREFETCH(const void* p) noexcept nogil
+    void SIMPLEXSG_PREFETCH_WRITE(const void* p) noexcept nogil
     void SIMPLEXSG_ATOMIC_ADD(int64_t* p, int64_t v) noexcept nogil
 
 cdef enum:
@@ -123,7 +125,7 @@ cdef double EXPECTATION_UNIT = 16777216.0
 
 cdef struct WordTable:
     double eps                 # largest f_k of the topics not in top
-    int32_t n_top
+    int32_t n_top              # 0 for a word no document of the call draws by rejection
     int32_t top[TOP_MAX]       # the topics with f_k > eps, by decreasing f_k
     double top_fit[TOP_MAX]    # their f_k
 
@@ -452,18 +454,38 @@ cdef int _reserve_runs(Expectations* e, Py_ssize_t n_topics, Py_ssize_t n_runs) 
     return 0
 
 
+cdef inline void _prefetch_run(const Expectations* e, Py_ssize_t w, Py_ssize_t n_topics,
+                               int64_t* sums, int64_t* alpha_sums) noexcept nogil:
+    """Start loading the entries of ``sums`` and ``alpha_sums`` that a run of word w adds to."""
+    cdef Py_ssize_t j
+    SIMPLEXSG_PREFETCH_WRITE(alpha_sums + w)
+    for j in range(e.n_touched):
+        SIMPLEXSG_PREFETCH_WRITE(sums + w * n_topics + e.touched[j])
+
+
 cdef void _emit_expectations(Expectations* e, const int32_t* words, Py_ssize_t n_tokens,
                              const double* fit, const double* run_alpha, Py_ssize_t n_topics,
                              int64_t* sums, int64_t* alpha_sums) noexcept nogil:
     """Adds each run's expected counts of the document just swept, ``acc`` times the word's
     f_k in units of 1 / EXPECTATION_UNIT, to its word's row of ``sums`` (minibatch words x
     K), and its alpha part ``run_alpha[run]`` in the same units to ``alpha_sums[word]``, by
-    atomic adds (the arrays are shared by the threads), and clears ``acc``."""
-    cdef Py_ssize_t i, j, k, w, run = -1
+    atomic adds (the arrays are shared by the threads), and clears ``acc``.
+
+    An atomic add waits for its cache line before the next one starts, and a run's entries
+    lie on as many lines as it has topics, seldom cached: the next run's lines are requested
+    while this run's are added to (a hint only: what is added does not change)."""
+    cdef Py_ssize_t i, j, k, w, run = -1, next_run = 0
     cdef int64_t v
+    if n_tokens > 0:
+        _prefetch_run(e, words[0], n_topics, sums, alpha_sums)
     for i in range(n_tokens):
-        if i > 0 and words[i] == words[i - 1]:
+        if i < next_run:
             continue
+        next_run = i + 1
+        while next_run < n_tokens and words[next_run] == words[i]:
+            next_run += 1
+        if next_run < n_tokens:
+            _prefetch_run(e, words[next_run], n_topics, sums, alpha_sums)
         run += 1
         w = words[i]
         SIMPLEXSG_ATOMIC_ADD(alpha_sums + w, _in_units(run_alpha[run]))
@@ -542,40 +564,53 @@ cdef void _top_topics(const double* fit, Py_ssize_t n_topics, const int32_t* fir
 
 cdef void _word_tables(const real* phi, Py_ssize_t n_topics, Py_ssize_t stride,
                        const int64_t* vocab, Py_ssize_t n_words, const double* alpha,
-                       double* fit, double* alpha_cdf, WordTable* tables,
-                       int n_threads) noexcept nogil:
+                       const unsigned char* needs_top, double* fit, double* alpha_cdf,
+                       WordTable* tables, int n_threads) noexcept nogil:
     """Per word w of the minibatch: its row ``fit[w]`` of f_k (all 0 when its column has no
     positive entry: the caller refuses it), the cumulative sums ``alpha_cdf[w]`` of
-    alpha_k f_k, and its ``WordTable``, in two passes over the word's K entries. A thread
-    takes WORD_BLOCK words at a time: their columns share phi's cache lines (the words are
-    sorted)."""
-    cdef Py_ssize_t w, k, n_past
+    alpha_k f_k, and, where ``needs_top[w]``, its ``WordTable`` (elsewhere n_top = 0: the
+    word's documents are too short ever to draw it by rejection). A thread takes WORD_BLOCK
+    words at a time and gathers their columns row by row of phi (the words are sorted, so a
+    row's entries for them share cache lines and come in order), then makes each word's row
+    in two passes over its K entries."""
+    cdef Py_ssize_t b, w, k, n_past, first, end
+    cdef Py_ssize_t n_blocks = (n_words + WORD_BLOCK - 1) // WORD_BLOCK
     cdef double top, scale, cum, eps_past, f
     cdef double* row
-    for w in prange(n_words, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=WORD_BLOCK):
-        row = fit + w * n_topics
-        top = 0.0
-        for k in range(n_topics):           # the column, and its largest entry
-            row[k] = phi[k * stride + vocab[w]]
-            if row[k] > top:
-                top = row[k]
-        scale = 1.0 / top if top > 0.0 else 0.0
-        cum = 0.0
-        n_past = 0
-        eps_past = 0.0
-        for k in range(n_topics):           # f_k, the alpha sums, the topics past TOP_CUTS[0]
-            f = row[k] * scale if scale < INFINITY else row[k] / top   # a subnormal column
-            row[k] = f
-            cum = cum + alpha[k] * f
-            alpha_cdf[w * n_topics + k] = cum
-            if f > TOP_CUTS[0]:
-                if n_past < TOP_MAX:
-                    tables[w].top[n_past] = <int32_t> k
-                n_past = n_past + 1
-            elif f > eps_past:
-                eps_past = f
-        _top_topics(row, n_topics, tables[w].top, n_past, eps_past, &tables[w])
+    for b in prange(n_blocks, nogil=True, num_threads=n_threads, schedule="dynamic"):
+        first = b * WORD_BLOCK
+        end = min(first + WORD_BLOCK, n_words)
+        for k in range(n_topics):           # the block's columns
+            for w in range(first, end):
+                fit[w * n_topics + k] = phi[k * stride + vocab[w]]
+        for w in range(first, end):
+            row = fit + w * n_topics
+            top = 0.0
+            for k in range(n_topics):       # the column's largest entry
+                if row[k] > top:
+                    top = row[k]
+            scale = 1.0 / top if top > 0.0 else 0.0
+            cum = 0.0
+            n_past = 0
+            eps_past = 0.0
+            for k in range(n_topics):       # f_k, the alpha sums, the topics past TOP_CUTS[0]
+                f = row[k] * scale if scale < INFINITY else row[k] / top   # a subnormal column
+                row[k] = f
+                cum = cum + alpha[k] * f
+                alpha_cdf[w * n_topics + k] = cum
+                if not needs_top[w]:
+                    continue
+                if f > TOP_CUTS[0]:
+                    if n_past < TOP_MAX:
+                        tables[w].top[n_past] = <int32_t> k
+                    n_past = n_past + 1
+                elif f > eps_past:
+                    eps_past = f
+            if needs_top[w]:
+                _top_topics(row, n_topics, tables[w].top, n_past, eps_past, &tables[w])
+            else:
+                tables[w].n_top = 0
+                tables[w].eps = 0.0
 
 
 cdef int _compare_int32(const void* a, const void* b) noexcept nogil:
@@ -818,13 +853,23 @@ def gibbs_sweeps(const int64_t[::1] doc_ptr, const int32_t[::1] word_ids,
     cdef uintptr_t[::1] thread_state = np.zeros(n_threads, dtype=np.uintp)
     cdef Expectations* expect = NULL
     cdef double* run_alpha_base = &run_alpha[0] if n_runs else NULL
+    cdef unsigned char[::1] needs_top = np.zeros(max(n_words, 1), dtype=np.uint8)
     cdef WordTable* tables = <WordTable*> malloc(max(n_words, 1) * sizeof(WordTable))
     if tables == NULL:
         raise MemoryError(f"tables of {n_words} words")
     try:
+        # a word needs its top topics only if one of its documents can draw by rejection:
+        # a draw's document uses at most its other tokens' topics, so one of more than
+        # direct_margin + 1 tokens
+        with nogil:
+            for d in range(n_docs):
+                if doc_ptr[d + 1] - doc_ptr[d] - 1 > direct_margin:
+                    for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                        needs_top[word_ids[i]] = 1
         if n_words:
             _word_tables(&phi[0, 0], n_topics, stride, &vocab[0], n_words, &alpha[0],
-                         &fit[0, 0], &alpha_cdf[0, 0], tables, <int> min(n_jobs, n_words))
+                         &needs_top[0], &fit[0, 0], &alpha_cdf[0, 0], tables,
+                         <int> min(n_jobs, n_words))
         with nogil:
             for i in range(n_words):
                 if not alpha_cdf[i, n_topics - 1] > 0.0:

@@ -580,6 +580,41 @@ def test_kernel_matches_python_reference(seed, n_topics, direct_margin):
     assert 0 < fallbacks < 0.5 * len(word_ids) * (1 + 5)     # both paths ran
 
 
+@pytest.mark.parametrize("direct_margin", [0, 4])
+def test_words_of_short_documents_only_draw_as_the_reference(seed, direct_margin):
+    """The kernel builds a word's top topics only when one of its documents is long enough to
+    draw by rejection (more than ``direct_margin`` + 1 tokens). Against the mirror, which
+    builds every word's: documents of ``direct_margin`` + 1 tokens (never by rejection) and of
+    one token more (a draw whose document uses ``direct_margin`` + 1 topics goes by rejection
+    if its word has no top topic), each group with words of its own, some words shared with
+    long documents; peaked topics, so that words have top topics and documents many topics."""
+    rng = np.random.default_rng(seed)
+    n_topics, n_words = 40, 24
+    groups = [(direct_margin + 1, np.arange(0, 6)), (direct_margin + 2, np.arange(6, 12)),
+              (None, np.arange(3, 24, 2))]        # long documents share words 3, 5 of group 0
+    rows = []
+    for length, words in groups:
+        for _ in range(12):
+            n = length if length is not None else rng.integers(20, 60)
+            rows.append(np.bincount(rng.choice(words, n), minlength=n_words))
+    X = sp.csr_array(np.array(rows))
+    doc_ptr, word_ids, vocab = csr_to_tokens(X)
+    phi = rng.dirichlet(np.full(n_words, 0.05), size=n_topics)
+    alpha = rng.uniform(0.5, 2.0, n_topics)     # many topics in use
+    n_dk_sum = np.empty((len(doc_ptr) - 1, n_topics), dtype=np.int64)
+    gens = pcg64_streams(seed, len(rows))
+    indptr, topic_ids, counts, _ = gibbs_sweeps(
+        doc_ptr, word_ids, vocab, phi, alpha, bitgen_addresses(gens), 5, 2, n_dk_sum, True, 2,
+        direct_margin=direct_margin)
+    ref_dk, ref_wk, fallbacks = reference_sweeps(doc_ptr, word_ids, vocab, phi, alpha,
+                                                 pcg64_streams(seed, len(rows)), 5, 2,
+                                                 direct_margin)
+    n_wk_sum = sp.csr_array((counts, topic_ids, indptr), shape=(len(vocab), n_topics)).toarray()
+    np.testing.assert_array_equal(n_dk_sum, ref_dk)
+    np.testing.assert_array_equal(n_wk_sum, ref_wk)
+    assert fallbacks > 0                        # the rejection way ran
+
+
 def test_float32_topics_are_read_as_their_float64_values(seed):
     """The kernel reads float32 topics in place; the draws are those of the same values in
     float64, bit for bit."""

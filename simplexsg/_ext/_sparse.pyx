@@ -128,22 +128,56 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
     """The transpose of a CSR matrix of counts (e.g. word-topic counts, rows the words, to
     topic rows): ``(indptr int64 (n_columns + 1,), rows int64 (nnz,), counts (nnz,))``, the
     counts int64 or float64 as given, each new row's entries in increasing order of the old
-    rows. Runs on ``n_jobs`` threads; the result does not depend on them."""
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, j, k
+    rows. Runs on ``n_jobs`` threads; the result does not depend on them.
+
+    A counting sort by column that moves the entries as it places them: each thread takes a
+    run of rows holding about nnz / threads entries, counts its entries per column, and then
+    writes them, read in order, to their places (its columns' slots follow those of the
+    threads before it), so that no entry is read out of order."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, w, c, pos
     cdef int n_threads = <int> max(1, min(n_jobs, n_rows))
     _check_indptr(indptr, nnz, counts.shape[0])
     cdef Py_ssize_t bad = _first_outside(columns, n_columns)
     if bad >= 0:
         raise ValueError(f"columns[{bad}] = {columns[bad]} is outside 0..{n_columns - 1}")
-    cdef int64_t[::1] start = np.empty(n_columns + 1, dtype=np.int64)
-    cdef int64_t[::1] order = np.empty(nnz, dtype=np.int64)
-    cdef int64_t[::1] row_of = np.empty(nnz, dtype=np.int64)
+    cdef int64_t[::1] start = np.zeros(n_columns + 1, dtype=np.int64)
     cdef int64_t[::1] rows = np.empty(nnz, dtype=np.int64)
     cdef count_t[::1] values = np.empty(nnz, dtype=np.asarray(counts).dtype)
-    cdef int failed = 0
     if nnz == 0:
-        start[:] = 0
         return np.asarray(start), np.asarray(rows), np.asarray(values)
+    # thread c's rows: first_row[c] .. first_row[c + 1] - 1
+    cdef int64_t[::1] first_row = np.searchsorted(
+        np.asarray(indptr), np.arange(n_threads + 1) * ((nnz + n_threads - 1) // n_threads))
+    first_row[0] = 0
+    first_row[n_threads] = n_rows
+    cdef int64_t total, count
+    cdef int64_t* offset = <int64_t*> calloc(n_threads * n_columns, sizeof(int64_t))
+    if offset == NULL:
+        raise MemoryError("scratch space of the transpose")
+    try:
+        for c in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+            for r in range(first_row[c], first_row[c + 1]):
+                for e in range(indptr[r], indptr[r + 1]):
+                    offset[c * n_columns + columns[e]] += 1
+        with nogil:
+            total = 0
+            for w in range(n_columns):      # thread c's slots of column w follow 0 .. c - 1's
+                start[w] = total
+                for c in range(n_threads):
+                    count = offset[c * n_columns + w]
+                    offset[c * n_columns + w] = total
+                    total = total + count
+            start[n_columns] = total
+        for c in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+            for r in range(first_row[c], first_row[c + 1]):
+                for e in range(indptr[r], indptr[r + 1]):
+                    pos = offset[c * n_columns + columns[e]]
+                    offset[c * n_columns + columns[e]] = pos + 1
+                    rows[pos] = r
+                    values[pos] = counts[e]
+    finally:
+        free(offset)
+    return np.asarray(start), np.asarray(rows), np.asarray(values)
     for r in prange(n_rows, nogil=True, num_threads=n_threads, schedule="static"):
         for e in range(indptr[r], indptr[r + 1]):
             row_of[e] = r

@@ -40,6 +40,22 @@ cdef int _check_indptr(const int64_t[::1] indptr, Py_ssize_t nnz, Py_ssize_t n_v
     return 0
 
 
+cdef void _chunk_starts(int64_t* offset, Py_ssize_t n_chunks, Py_ssize_t n_keys,
+                        int64_t* key_start) noexcept nogil:
+    """The counting sort's places: ``offset[c * n_keys + w]``, chunk c's count of key w on
+    entry, becomes the first slot of those items (key w's slots in chunk order, the keys in
+    order); ``key_start[w]`` (n_keys + 1,) the first slot of key w."""
+    cdef Py_ssize_t c, w
+    cdef int64_t total = 0, count
+    for w in range(n_keys):           # chunk c of key w starts after chunks 0 .. c - 1
+        key_start[w] = total
+        for c in range(n_chunks):
+            count = offset[c * n_keys + w]
+            offset[c * n_keys + w] = total
+            total = total + count
+    key_start[n_keys] = total
+
+
 cdef int _group_by_key(const int32_t* keys, Py_ssize_t n_items, Py_ssize_t n_keys,
                        int64_t* key_start, int64_t* order, int n_threads) noexcept nogil:
     """Counting sort of items 0 .. n_items - 1 by their keys (in 0 .. n_keys - 1): key w's items
@@ -48,21 +64,13 @@ cdef int _group_by_key(const int32_t* keys, Py_ssize_t n_items, Py_ssize_t n_key
     the result does not depend on the threads. Returns 1 when scratch space cannot be
     allocated, else 0."""
     cdef Py_ssize_t chunk = (n_items + n_threads - 1) // n_threads, c, t, w
-    cdef int64_t total, count
     cdef int64_t* offset = <int64_t*> calloc(n_threads * n_keys, sizeof(int64_t))
     if offset == NULL:
         return 1
     for c in prange(n_threads, num_threads=n_threads, schedule="static"):
         for t in range(c * chunk, min(n_items, (c + 1) * chunk)):
             offset[c * n_keys + keys[t]] += 1
-    total = 0
-    for w in range(n_keys):           # chunk c of key w starts after chunks 0 .. c - 1
-        key_start[w] = total
-        for c in range(n_threads):
-            count = offset[c * n_keys + w]
-            offset[c * n_keys + w] = total
-            total = total + count
-    key_start[n_keys] = total
+    _chunk_starts(offset, n_threads, n_keys, key_start)
     for c in prange(n_threads, num_threads=n_threads, schedule="static"):
         for t in range(c * chunk, min(n_items, (c + 1) * chunk)):
             w = keys[t]
@@ -134,7 +142,7 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
     run of rows holding about nnz / threads entries, counts its entries per column, and then
     writes them, read in order, to their places (its columns' slots follow those of the
     threads before it), so that no entry is read out of order."""
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, w, c, pos
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, nnz = columns.shape[0], r, e, c, pos
     cdef int n_threads = <int> max(1, min(n_jobs, n_rows))
     _check_indptr(indptr, nnz, counts.shape[0])
     cdef Py_ssize_t bad = _first_outside(columns, n_columns)
@@ -150,7 +158,6 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
         np.asarray(indptr), np.arange(n_threads + 1) * ((nnz + n_threads - 1) // n_threads))
     first_row[0] = 0
     first_row[n_threads] = n_rows
-    cdef int64_t total, count
     cdef int64_t* offset = <int64_t*> calloc(n_threads * n_columns, sizeof(int64_t))
     if offset == NULL:
         raise MemoryError("scratch space of the transpose")
@@ -160,14 +167,7 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
                 for e in range(indptr[r], indptr[r + 1]):
                     offset[c * n_columns + columns[e]] += 1
         with nogil:
-            total = 0
-            for w in range(n_columns):      # thread c's slots of column w follow 0 .. c - 1's
-                start[w] = total
-                for c in range(n_threads):
-                    count = offset[c * n_columns + w]
-                    offset[c * n_columns + w] = total
-                    total = total + count
-            start[n_columns] = total
+            _chunk_starts(offset, n_threads, n_columns, &start[0])
         for c in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
             for r in range(first_row[c], first_row[c + 1]):
                 for e in range(indptr[r], indptr[r + 1]):

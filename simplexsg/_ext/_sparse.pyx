@@ -153,9 +153,10 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
     cdef count_t[::1] values = np.empty(nnz, dtype=np.asarray(counts).dtype)
     if nnz == 0:
         return np.asarray(start), np.asarray(rows), np.asarray(values)
-    # thread c's rows: first_row[c] .. first_row[c + 1] - 1
-    cdef int64_t[::1] first_row = np.searchsorted(
-        np.asarray(indptr), np.arange(n_threads + 1) * ((nnz + n_threads - 1) // n_threads))
+    # thread c's rows: first_row[c] .. first_row[c + 1] - 1 (none past the last row when
+    # there are fewer entries than threads)
+    cdef int64_t[::1] first_row = np.minimum(n_rows, np.searchsorted(
+        np.asarray(indptr), np.arange(n_threads + 1) * ((nnz + n_threads - 1) // n_threads)))
     first_row[0] = 0
     first_row[n_threads] = n_rows
     cdef int64_t* offset = <int64_t*> calloc(n_threads * n_columns, sizeof(int64_t))

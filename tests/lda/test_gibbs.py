@@ -677,6 +677,22 @@ def test_token_arrays_and_transpose_on_random_matrices(seed):
         np.testing.assert_array_equal(values, want.data)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, 7])
+def test_transpose_of_few_entries_on_more_threads(n_jobs):
+    """More threads than entries (the threads' runs of rows then end past the last entry),
+    empty rows between, float counts: scipy's transpose."""
+    counts = sp.csr_array(np.array([[0.0, 0.0, 0.0], [0.0, 2.5, 0.0], [0.0, 0.0, 0.0],
+                                    [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0],
+                                    [0.0, 0.0, 0.0]]))
+    want = sp.csr_array(counts.T)
+    want.sort_indices()
+    ptr, rows, values = transpose_counts(counts.indptr.astype(np.int64),
+                                         counts.indices.astype(np.int32), counts.data, 3, n_jobs)
+    np.testing.assert_array_equal(ptr, want.indptr)
+    np.testing.assert_array_equal(rows, want.indices)
+    np.testing.assert_array_equal(values, want.data)
+
+
 def test_token_arrays_and_transpose_errors():
     ptr = np.array([0, 2, 3], dtype=np.int64)
     cols = np.array([0, 4, 1], dtype=np.int32)

@@ -1,9 +1,10 @@
 """The fixed cost of a training step's local call, in milliseconds: the LDA local kernel on one
 default minibatch, whole and in parts, and the transpose of its counts for the global step.
 
-Per corpus of the data folder (--corpora), topics from a short default fit (``SCIRLDA(K,
-max_time=--fit-seconds)``, so that the documents' topic usage is a fit's), then one minibatch of
---docs documents drawn at random, and the median of --repeats runs of:
+Per corpus of the data folder (--corpora), the topics a training call reads (``_local``, the
+local topics of the last step) after a short default fit (``SCIRLDA(K,
+max_time=--fit-seconds)``), so that the documents' topic usage is a fit's, then one minibatch
+of --docs documents drawn at random, and the median of --repeats runs of:
 
 * ``call``: ``gibbs_sweeps`` as a training step runs it (``n_gibbs`` sweeps, ``gibbs_burn_in``
   discarded, counts in expectation);

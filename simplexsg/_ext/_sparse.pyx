@@ -179,15 +179,3 @@ def transpose_counts(const int64_t[::1] indptr, const int32_t[::1] columns,
     finally:
         free(offset)
     return np.asarray(start), np.asarray(rows), np.asarray(values)
-    for r in prange(n_rows, nogil=True, num_threads=n_threads, schedule="static"):
-        for e in range(indptr[r], indptr[r + 1]):
-            row_of[e] = r
-    with nogil:
-        failed = _group_by_key(&columns[0], nnz, n_columns, &start[0], &order[0], n_threads)
-    if failed:
-        raise MemoryError("scratch space of the transpose")
-    for k in prange(n_columns, nogil=True, num_threads=n_threads, schedule="static"):
-        for j in range(start[k], start[k + 1]):
-            rows[j] = row_of[order[j]]
-            values[j] = counts[order[j]]
-    return np.asarray(start), np.asarray(rows), np.asarray(values)

@@ -9,7 +9,8 @@ of --docs documents drawn at random, and the median of --repeats runs of:
 * ``call``: ``gibbs_sweeps`` as a training step runs it (``n_gibbs`` sweeps, ``gibbs_burn_in``
   discarded, counts in expectation);
 * ``one sweep``: the same with one sweep kept: the call's fixed part plus one sweep;
-* ``tables``: the same words, no tokens: the per-word tables alone;
+* ``tables``: the same words, no tokens: the per-word tables alone (with no document long
+  enough to draw by rejection, no word's top topics: the columns and alpha sums only);
 * ``transpose``: ``transpose_counts`` of the call's counts (words x K to topic rows).
 
 On short documents and a large vocabulary (gcide, healthtweets) the fixed part is most of a

@@ -227,11 +227,11 @@ def main():
         budget = methods["tomotopy_2"]["curve"][-1]["seconds"]
         if "tomotopy_1" in args.methods:
             methods["tomotopy_1"] = run_child(args, folder, "tomotopy_1", threads=1)
-        if "scir" in args.methods:
-            overrides = json.loads(args.scir_params)
-            runs = ([dict(max_iter=p, **overrides) for p in args.scir_passes]
-                    + [dict(max_time=round(f * budget, 2), **overrides)
-                       for f in args.time_fractions])
+        overrides = json.loads(args.scir_params)
+        runs = ([dict(max_iter=p, **overrides) for p in args.scir_passes]
+                + [dict(max_time=round(f * budget, 2), **overrides)
+                   for f in args.time_fractions])
+        if "scir" in args.methods and runs:  # (no runs: the corpora and tomotopy alone)
             points = [run_child(args, folder, "scir", run=json.dumps(run), seed=seed,
                                 **common) for seed in range(args.seeds) for run in runs]
             methods["scir"] = dict(

@@ -15,7 +15,11 @@ it averages. Rules (``RULES``):
   in progress (the default until 2026-11-25: it discards a quarter to a half of the chain);
 * ``growth1.25``: the same with blocks that grow by a quarter;
 * ``half``, ``quarter``: the last half, the last quarter of the T steps (a fit that knows T);
-* ``last``: the step's own sample, no average.
+* ``last``: the step's own sample, no average;
+* ``poly4``, ``poly8``: every step t < T weighted by (t + 1)^eta, eta = 4, 8 (polynomial-decay
+  averaging, Shamir & Zhang 2013: one running sum, no window, whenever the chain stops; its
+  weights have the effective sample size of a uniform window of (2 eta + 1) / (eta + 1)^2 of
+  the steps, 0.36 T and 0.21 T, their mean lag T / (eta + 2)).
 
 The kept topics are the steps' samples (theta, drawn from the state, normalised), while
 ``components_`` averages the topics the local step used (with ``local_topics="mean"``, their
@@ -71,6 +75,8 @@ RULES = {
     "quarter": lambda T: T - T // 4,
     "last": lambda T: T - 1,
 }
+#: Weighted rules: name -> eta of the weights (t + 1)^eta of the steps t < T.
+POLYNOMIAL_RULES = {"poly4": 4, "poly8": 8}
 
 
 def score_windows(X, K, beta, seed, score):
@@ -96,9 +102,13 @@ def score_windows(X, K, beta, seed, score):
     for passes in PASSES:
         T = sum(pass_steps[:passes])
         if passes <= len(pass_steps):
-            row["perplexity"][str(passes)] = {
+            scores = row["perplexity"][str(passes)] = {
                 rule: float(score(samples[start(T):T].mean(axis=0, dtype=np.float64), ALPHA))
                 for rule, start in RULES.items()}
+            for rule, eta in POLYNOMIAL_RULES.items():
+                weights = np.arange(1.0, T + 1) ** eta
+                scores[rule] = float(score(np.tensordot(weights / weights.sum(), samples[:T],
+                                                        axes=1), ALPHA))
     return row
 
 
@@ -108,8 +118,8 @@ def summarise(rows):
     summary = {}
     for passes in PASSES:
         cells = [r["perplexity"][str(passes)] for r in rows if str(passes) in r["perplexity"]]
-        for rule in RULES:
-            if cells:
+        for rule in [*RULES, *POLYNOMIAL_RULES]:
+            if cells and rule in cells[0]:
                 summary[f"{rule} after {passes}"] = ratio_summary(
                     [c[rule] / c[BASELINE] for c in cells])
     if rows:

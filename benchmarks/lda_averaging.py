@@ -21,24 +21,28 @@ it averages. Rules (``RULES``):
   weights have the effective sample size of a uniform window of (2 eta + 1) / (eta + 1)^2 of
   the steps, 0.36 T and 0.21 T, their mean lag T / (eta + 2)).
 
-The kept topics are the steps' samples (theta, drawn from the state, normalised), while
-``components_`` averages the topics the local step used (with ``local_topics="mean"``, their
-conditional means, less noisy), so the end of the fit is also compared exactly: the default's
-``components_`` against those of a fit with ``burn_in`` set where the doubling rule's average
-starts (the same chain; three fits a row in all). Reported: per rule and pass count, the
-median, smallest and largest ratio to ``doubling`` over the rows, and how many rows it makes
-more than 1% worse or better; the same for the exact ``components_``.
+The kept topics (``--kept``) are the steps' samples (``theta``: drawn from the state,
+normalised, as ``n_topic_samples`` keeps them), or the topics the local step used (``local``:
+what ``components_`` averages; with ``local_topics="mean"`` their conditional means, less
+noisy), recorded as the global step returns them. With ``theta`` the end of the fit is also
+compared exactly: the default's ``components_`` against those of a fit with ``burn_in`` set
+where the doubling rule's average starts (the same chain; three fits a row in all). Reported:
+per rule and pass count, the median, smallest and largest ratio to ``doubling`` over the rows,
+and how many rows it makes more than 1% worse or better; the same for the exact
+``components_``.
 
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_averaging.py --corpora tuning \\
-        --out benchmarks/results/lda_averaging_tuning.json
+        --kept local --out benchmarks/results/lda_averaging_tuning.json
     python benchmarks/lda_averaging.py --summary-only benchmarks/results/lda_averaging*.json
 """
 import json
+from unittest import mock
 
 import numpy as np
 
 from simplexsg import SCIRLDA
 from simplexsg.averaging import TailAverage
+from simplexsg.lda import global_step
 from simplexsg.lda.defaults import DEFAULT_SWEEPS, fit_length
 
 from harness import cli
@@ -79,11 +83,26 @@ RULES = {
 POLYNOMIAL_RULES = {"poly4": 4, "poly8": 8}
 
 
-def score_windows(X, K, beta, seed, score):
-    """One default fit keeping every step's topics: the rules' perplexities after PASSES
-    (keyed by the pass count as a string, as in the JSON); and the exact ``components_`` at the
-    end of two more fits of the same chain: the defaults', and one with ``burn_in`` where the
-    doubling rule's average starts."""
+def local_topics(fit):
+    """The topics each global step of ``fit()`` hands to the next local step, float32."""
+    kept = []
+
+    def recording(*args, **kwargs):
+        result = global_step.step_topics(*args, **kwargs)
+        kept.append(result.local.astype(np.float32))
+        return result
+
+    with mock.patch("simplexsg.lda.training.step_topics", recording):
+        fit()
+    return np.stack(kept)
+
+
+def score_windows(X, K, beta, seed, score, kept="theta"):
+    """One default fit keeping every step's topics (``kept``: "theta" or "local", the module
+    docstring): the rules' perplexities after PASSES (keyed by the pass count as a string, as
+    in the JSON); with "theta", the exact ``components_`` at the end of two more fits of the
+    same chain: the defaults', and one with ``burn_in`` where the doubling rule's average
+    starts."""
     length = fit_length(None, None, None, X.shape[0], X.shape[0], lambda: X.sum() / X.shape[0],
                         n_topics=K, n_words=X.shape[1], n_gibbs=DEFAULT_SWEEPS)
     pass_steps = [length.steps(p) for p in range(length.passes)]
@@ -93,12 +112,17 @@ def score_windows(X, K, beta, seed, score):
         return SCIRLDA(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=beta,
                        random_state=seed, n_jobs=1, **settings).fit(X)
 
-    model = fit(burn_in=0, n_topic_samples=steps)
-    samples = model.topic_samples_
-    assert len(samples) == steps and list(model.topic_sample_steps_) == list(range(steps))
-    row = dict(pass_steps=pass_steps, perplexity={}, components={
-        "default": float(score(fit().components_, ALPHA)),
-        BASELINE: float(score(fit(burn_in=RULES[BASELINE](steps)).components_, ALPHA))})
+    if kept == "local":
+        samples = local_topics(fit)
+        assert len(samples) == steps
+        row = dict(pass_steps=pass_steps, perplexity={})
+    else:
+        model = fit(burn_in=0, n_topic_samples=steps)
+        samples = model.topic_samples_
+        assert len(samples) == steps and list(model.topic_sample_steps_) == list(range(steps))
+        row = dict(pass_steps=pass_steps, perplexity={}, components={
+            "default": float(score(fit().components_, ALPHA)),
+            BASELINE: float(score(fit(burn_in=RULES[BASELINE](steps)).components_, ALPHA))})
     for passes in PASSES:
         T = sum(pass_steps[:passes])
         if passes <= len(pass_steps):
@@ -122,7 +146,7 @@ def summarise(rows):
             if cells and rule in cells[0]:
                 summary[f"{rule} after {passes}"] = ratio_summary(
                     [c[rule] / c[BASELINE] for c in cells])
-    if rows:
+    if rows and all("components" in r for r in rows):
         summary["default, components_"] = ratio_summary(
             [r["components"]["default"] / r["components"][BASELINE] for r in rows])
     return summary
@@ -131,6 +155,8 @@ def summarise(rows):
 def main():
     parser = cli.Parser(__file__, __doc__, quick=QUICK, seeds=1, data=True, summary_only=True)
     add_grid_options(parser, ["tuning"])
+    parser.add_argument("--kept", choices=["theta", "local"], default="theta",
+                        help="the steps' topics the rules average (module docstring)")
     args = parser.parse_args()
     if args.summary_only:
         rows = [row for run in cli.read_results(args.summary_only) for row in run["rows"]]
@@ -140,7 +166,7 @@ def main():
                    summary={})
     for name, X_train, score, K, beta, seed in study_grid(args, results):
         row = dict(corpus=name, K=K, beta=beta, seed=seed,
-                   **score_windows(X_train, K, beta, seed, score))
+                   **score_windows(X_train, K, beta, seed, score, args.kept))
         results["rows"].append(row)
         print(json.dumps(row), flush=True)
         results["summary"] = summarise(results["rows"])

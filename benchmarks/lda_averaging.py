@@ -14,7 +14,8 @@ it averages. Rules (``RULES``):
 * ``doubling``: blocks [0, 1), [1, 2), [2, 4), [4, 8), ...; the last completed one and the one
   in progress (the default until 2026-11-25: it discards a quarter to a half of the chain);
 * ``growth1.25``: the same with blocks that grow by a quarter;
-* ``half``, ``quarter``: the last half, the last quarter of the T steps (a fit that knows T);
+* ``half``, ``quarter``, ``fifth``: the last half, quarter, fifth of the T steps (a fit that
+  knows T);
 * ``last``: the step's own sample, no average;
 * ``poly4``, ``poly8``: every step t < T weighted by (t + 1)^eta, eta = 4, 8 (polynomial-decay
   averaging, Shamir & Zhang 2013: one running sum, no window, whenever the chain stops; its
@@ -77,6 +78,7 @@ RULES = {
     "growth1.25": lambda T: blocks_start(T, lambda e: e + max(1, -(-e // 4))),
     "half": lambda T: T // 2,
     "quarter": lambda T: T - T // 4,
+    "fifth": lambda T: T - T // 5,
     "last": lambda T: T - 1,
 }
 #: Weighted rules: name -> eta of the weights (t + 1)^eta of the steps t < T.

@@ -85,6 +85,18 @@ RULES = {
 POLYNOMIAL_RULES = {"poly4": 4, "poly8": 8}
 
 
+def rule_averages(kept):
+    """Rule name -> the average of the steps' topics ``kept`` (T, K, W) under that rule
+    (``RULES`` and ``POLYNOMIAL_RULES``), float64."""
+    T = len(kept)
+    averages = {rule: kept[start(T):].mean(axis=0, dtype=np.float64)
+                for rule, start in RULES.items()}
+    for rule, eta in POLYNOMIAL_RULES.items():
+        weights = np.arange(1.0, T + 1) ** eta
+        averages[rule] = np.tensordot(weights / weights.sum(), kept, axes=1)
+    return averages
+
+
 def local_topics(fit):
     """The topics each global step of ``fit()`` hands to the next local step, float32."""
     kept = []
@@ -128,13 +140,9 @@ def score_windows(X, K, beta, seed, score, kept="theta"):
     for passes in PASSES:
         T = sum(pass_steps[:passes])
         if passes <= len(pass_steps):
-            scores = row["perplexity"][str(passes)] = {
-                rule: float(score(samples[start(T):T].mean(axis=0, dtype=np.float64), ALPHA))
-                for rule, start in RULES.items()}
-            for rule, eta in POLYNOMIAL_RULES.items():
-                weights = np.arange(1.0, T + 1) ** eta
-                scores[rule] = float(score(np.tensordot(weights / weights.sum(), samples[:T],
-                                                        axes=1), ALPHA))
+            row["perplexity"][str(passes)] = {
+                rule: float(score(topics, ALPHA))
+                for rule, topics in rule_averages(samples[:T]).items()}
     return row
 
 

@@ -11,12 +11,10 @@ on the machine's speed (the steps a budget allows); the rules' order on one chai
     SIMPLEXSG_DATA=/path/to/data python benchmarks/lda_window_budget.py --sources gcide \\
         --K 100 --beta 0.1 --size 100000 --budgets 17.25 34.5 --seeds 2
 """
-import json
-
 import numpy as np
 import scipy.sparse as sp
 
-from lda_averaging import POLYNOMIAL_RULES, RULES, local_topics
+from lda_averaging import local_topics, rule_averages
 from lda_semisynthetic import prepare
 from simplexsg import SCIRLDA
 from simplexsg.readers import UCIBowCorpus
@@ -24,17 +22,6 @@ from simplexsg.readers import UCIBowCorpus
 from harness import children, cli
 from harness.evaluation import completion_perplexity
 from harness.semisynthetic import ALPHA, REFERENCE_ITERATIONS, topic_recovery
-
-
-def rule_averages(kept):
-    """Rule name -> the average of the steps' topics ``kept`` (T, K, W) under that rule."""
-    T = len(kept)
-    averages = {rule: kept[start(T):].mean(axis=0, dtype=np.float64)
-                for rule, start in RULES.items()}
-    for rule, eta in POLYNOMIAL_RULES.items():
-        weights = np.arange(1.0, T + 1) ** eta
-        averages[rule] = np.tensordot(weights / weights.sum(), kept, axes=1)
-    return averages
 
 
 def score_chain(folder, K, beta, budget, seed, threads):

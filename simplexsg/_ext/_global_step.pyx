@@ -186,20 +186,22 @@ cdef double _row_shape(Py_ssize_t k, Py_ssize_t W, double beta, const int64_t[::
     return est_total
 
 
-cdef void _store_row(Py_ssize_t k, Py_ssize_t W, const double* state, const double* local,
-                     real[:, ::1] state_out, real[:, ::1] local_out,
-                     const real[:, ::1] average_in, real[:, ::1] average_out,
-                     bint averaging, bint accumulate) noexcept nogil:
-    """Row k of the outputs: the new state as is, the local topics normalised, and, when
-    ``averaging``, the average (``average_in`` + local topics when ``accumulate``, else the
-    local topics)."""
+cdef void _store_row(Py_ssize_t k, Py_ssize_t W, const double* state, const double* added,
+                     const double* local, double total, real[:, ::1] state_out,
+                     real[:, ::1] local_out, const real[:, ::1] average_in,
+                     real[:, ::1] average_out, bint averaging, bint accumulate) noexcept nogil:
+    """Row k of the outputs: the new state (``state``, plus ``added`` unless it is NULL), the
+    local topics normalised by ``total``, their sum over the row (< 0: summed here, in word
+    order), and, when ``averaging``, the average (``average_in`` + local topics when
+    ``accumulate``, else the local topics)."""
     cdef Py_ssize_t j
-    cdef double total = 0.0
     cdef real* dummy = NULL
+    if total < 0:
+        total = 0.0
+        for j in range(W):
+            total = total + local[j]
     for j in range(W):
-        total = total + local[j]
-    for j in range(W):
-        state_out[k, j] = _store(state[j], dummy)
+        state_out[k, j] = _store(state[j] if added == NULL else state[j] + added[j], dummy)
         local_out[k, j] = _store(local[j] / total, dummy)
         if averaging:
             if accumulate:
@@ -298,8 +300,8 @@ def global_step(const real[:, ::1] theta, double beta, const int64_t[::1] est_pt
                 if local_mean:
                     for j in range(W):
                         mean[j] = row_theta[j] * decay + shape[j] * c
-            _store_row(k, W, sample, mean if local_mean else sample, theta_out, local_out,
-                       average_in, average_out, averaging, accumulate)
+            _store_row(k, W, sample, NULL, mean if local_mean else sample, -1.0, theta_out,
+                       local_out, average_in, average_out, averaging, accumulate)
         free(row_theta)
     if out_of_memory:
         raise MemoryError(f"row buffers of {W} words")
@@ -356,7 +358,7 @@ def scir_shape_step(const real[:, ::1] state, double scale, double beta,
     cdef Balls* balls = NULL
     cdef Py_ssize_t* grown
     cdef Py_ssize_t n_balls
-    cdef double a, lam, light_total, u
+    cdef double a, lam, light_total, u, mean_total
     cdef bitgen_t* rng
     cdef int out_of_memory = 0, too_small = 0
     cdef int* failed = &out_of_memory
@@ -383,9 +385,11 @@ def scir_shape_step(const real[:, ::1] state, double scale, double beta,
                        spread, column_scale, alpha, topics, shape)
             n_light = 0
             light_total = 0.0
+            mean_total = 0.0
             for j in range(W):                  # the heavy words' Poisson counts
                 a = state[k, j]
                 mean[j] = (a * scale if shapes else a) * decay + shape[j] * c
+                mean_total = mean_total + mean[j]
                 count[j] = 0.0
                 if shapes and a * state_rate < light_rate:
                     light_total = light_total + a
@@ -428,10 +432,8 @@ def scir_shape_step(const real[:, ::1] state, double scale, double beta,
                         j = light_word[lo]
                     balls.word[i] = j
                     count[j] = count[j] + 1.0
-            for j in range(W):
-                count[j] = shape[j] + count[j]
-            _store_row(k, W, count, mean, state_out, local_out, average_in, average_out,
-                       averaging, accumulate)
+            _store_row(k, W, shape, count, mean, mean_total, state_out, local_out, average_in,
+                       average_out, averaging, accumulate)
         free(shape)
         free(light_word)
         if balls != NULL:

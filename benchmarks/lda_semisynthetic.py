@@ -80,6 +80,11 @@ def prepare(args, source, D):
     return folder, json.loads(path.with_suffix(".json").read_text())
 
 
+def run_name(args, source, D):
+    """The name of (source, K, beta, D) in the results and messages."""
+    return f"{source}_K{args.K}_beta{args.beta:g}_D{D}"
+
+
 def references(folder, truth):
     """Perplexity of the true topics and of the unigram model (their average) on the test set."""
     score = completion_perplexity(sp.load_npz(folder.parent / "test.npz"), n_jobs=2)
@@ -212,12 +217,10 @@ def main():
         return children.reprint(args.summary_only, summarise, plot_curves)
     results = dict(settings={k: v for k, v in vars(args).items() if k != "out"}, alpha=ALPHA,
                    runs={})
-    def name(source, D):
-        return f"{source}_K{args.K}_beta{args.beta:g}_D{D}"
-
     for source, D, folder, info in children.prepared(
-            args.sources, args.sizes, lambda source, D: prepare(args, source, D), name):
-        key = name(source, D)
+            args.sources, args.sizes, lambda source, D: prepare(args, source, D),
+            lambda source, D: run_name(args, source, D)):
+        key = run_name(args, source, D)
         print(f"{key}: {info['tokens']} tokens, {info['documents']} documents", flush=True)
         entry = results["runs"][key] = dict(
             source=source, documents=D, tokens=info["tokens"],

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lda_averaging import local_topics, rule_averages
-from lda_semisynthetic import prepare
+from lda_semisynthetic import prepare, run_name
 from simplexsg import SCIRLDA
 from simplexsg.readers import UCIBowCorpus
 
@@ -59,7 +59,7 @@ def main():
     results = dict(settings=vars(args), alpha=ALPHA, chains=[])
     for source, _, folder, _ in children.prepared(
             args.sources, [args.size], lambda source, D: prepare(args, source, D),
-            lambda source, D: f"{source}_K{args.K}_beta{args.beta:g}_D{D}"):
+            lambda source, D: run_name(args, source, D)):
         for budget in args.budgets:
             for seed in range(args.seeds):
                 chain = dict(source=source, budget=budget, seed=seed,

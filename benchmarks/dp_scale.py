@@ -44,6 +44,7 @@ cluster), and the one-cluster model's score (the rows' pooled profile); ``gap cl
 writes the results and a figure per data set beside them (``<stem>_<source>_<N>.png``);
 ``--summary-only FILE ...`` reprints saved results.
 """
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -103,9 +104,12 @@ def prepare(args, source, N):
 
 
 def references(folder, fraction):
-    """The truth's and the one-cluster model's held-out scores, the truth's ARI, and the true
+    """The truth's and the one-cluster model's held-out scores, the truth's ARI, the true
     clusters holding at least ``fraction`` of the held-out rows (what ``recovery`` counts,
-    not their mixture weights, which a cluster's share of the rows can pass by chance)."""
+    not their mixture weights, which a cluster's share of the rows can pass by chance), and
+    the mixture's fingerprint: its clusters and a hash of its weights. The reference mixture
+    is the library's own exact fit of the source, so another version of the library draws
+    the rows from another mixture; figures are comparable only under the same fingerprint."""
     truth = np.load(folder.parent / "truth.npz")
     X_test = sp.load_npz(folder.parent / "test.npz")
     labels = np.load(folder.parent / "test_labels.npy")
@@ -115,7 +119,9 @@ def references(folder, fraction):
     return dict(truth_score=float(scores.mean()), one_cluster_score=float(one.mean()),
                 truth_ari=float(adjusted_rand_score(labels, best)),
                 truth_recovered=recovery(labels, best, fraction)[0],
-                true_clusters=recovery(labels, labels, fraction)[0])
+                true_clusters=recovery(labels, labels, fraction)[0],
+                mixture=f"{truth['weights'].size} clusters, weights "
+                        f"{hashlib.sha1(truth['weights'].tobytes()).hexdigest()[:8]}")
 
 
 # ---------------------------------------------------------------------------- the children
@@ -179,7 +185,8 @@ def summarise(entry):
     refs = entry["references"]
     lines = [f"  {entry['source']}, {entry['rows']:,} rows: truth {refs['truth_score']:.3f} "
              f"(ARI {refs['truth_ari']:.3f}, recovers {refs['truth_recovered']} of "
-             f"{refs['true_clusters']} clusters), one cluster {refs['one_cluster_score']:.3f}"]
+             f"{refs['true_clusters']} clusters), one cluster {refs['one_cluster_score']:.3f}"
+             + (f"; mixture of {refs['mixture']}" if "mixture" in refs else "")]
     for sampler, result in entry["samplers"].items():
         end = result["curve"][-1]
         lines.append(f"    {sampler:<8} {end['seconds']:7.1f} s  {result['iterations']:7d} it"

@@ -64,6 +64,13 @@ MINIBATCH_PILOT_WORK, PASS_ROW_VISITS = 6e10, 128
 #: components, at 0.05 the short rows' pilots find fewer clusters ("Splits by component and by
 #: row, merges across components" in docs/benchmarks/dp.rst).
 MINIBATCH_PILOT_SPLIT_MERGE_WORK = 0.1
+#: A minibatch sampler's pilot on a subset of the rows, once settled with at least
+#: PILOT_GROWTH times the work it spent to spare (of MINIBATCH_PILOT_WORK), goes on over
+#: PILOT_GROWTH - 1 times as many rows again (within MINIBATCH_PILOT_ENTRIES), and again
+#: while that holds: a stage on PILOT_GROWTH times the rows costs at least PILOT_GROWTH times
+#: as much, and on short rows of few clusters the pilot's bound on rows, not its work, leaves
+#: small clusters merged ("The pilot that grows" in docs/benchmarks/dp.rst).
+PILOT_GROWTH = 2
 #: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
 #: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row
 #: gain less than PILOT_TOL of the score, before its sweeps are done: the exact sampler's
@@ -128,7 +135,7 @@ class Stream(enum.IntEnum):
     #: The start of a chain; index 0: the initial state, 1: random allocations, 2: the pilot's
     #: rows and everything after the pilot, 3: the pilot chain's own seed, 4: the second
     #: pilot's (``RESIDUAL_SHARE``), 5 and 6: a minibatch sampler's pilot's own start
-    #: (``init.exact_start``).
+    #: (``init.exact_start``), 7 + k: stage k of its growth (``init.grown_pilot``).
     INIT = 0
     #: The order of a pass (its permutation, or a stream's shuffle buffer); index: the pass.
     ORDER = 1

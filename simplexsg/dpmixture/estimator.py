@@ -76,7 +76,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         ``PILOT_ENTRIES`` (100,000) stored counts for "gibbs", ``MINIBATCH_PILOT_ROWS``
         (200,000) and ``MINIBATCH_PILOT_ENTRIES`` (5,000,000) for "scir" and "sgrld", whose
         chains keep the pilot's clusters and add few, so that the pilot's cost is bounded
-        whatever the row length.
+        whatever the row length. Their pilot then grows to twice its rows, and again, within
+        that bound on counts, while it settles with at least ``PILOT_GROWTH`` (2) times the
+        work it spent to spare of ``MINIBATCH_PILOT_WORK`` (6e10): on short rows of few clusters
+        the bound on rows, not the work, left small clusters merged (docs/benchmarks/dp.rst,
+        "The pilot that grows"). An int: that many rows, no growth.
     client : dask.distributed.Client or None, default None
         Allocate each minibatch's rows (``sampler="scir"``/``"sgrld"``) on the workers of a Dask
         cluster (``pip install simplexsg[dask]``; ``simplexsg.dpmixture.distributed``): ``fit``

@@ -13,7 +13,8 @@ subset SCIR starts from its clusters alone, without its empty components, and fr
 each when it found fewer than ``initial_components``, at the scale of the whole data
 (``over_provision``). On short rows the exact sampler's start adds the clusters of a second
 pilot on the rows the first explains worst (``with_residual_clusters``), and a minibatch
-sampler's pilot on a subset starts from that start on its own rows (``exact_start``). The
+sampler's pilot on a subset starts from that start on its own rows (``exact_start``), and
+grows to more rows while it settles within a small share of its work (``grown_pilot``). The
 pilot chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
 docs/benchmarks/dp.rst has the measurements.
 
@@ -30,10 +31,10 @@ from ..corpus import check_counts
 from ..simplex import scir_transition
 from ..stopping import Plateau
 from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS, PILOT_ENTRIES,
-                       PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_PATIENCE, PILOT_ROWS,
-                       PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_BELOW_ENTRIES, RESIDUAL_COMPONENTS,
-                       RESIDUAL_SHARE, SHUFFLE_BATCHES, Stream, pilot_bounds, pilot_chain,
-                       residual_chain)
+                       PILOT_CLUSTERS_CHECKS, PILOT_CLUSTERS_TOL, PILOT_GROWTH, PILOT_PATIENCE,
+                       PILOT_ROWS, PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_BELOW_ENTRIES,
+                       RESIDUAL_COMPONENTS, RESIDUAL_SHARE, SHUFFLE_BATCHES, Stream,
+                       pilot_bounds, pilot_chain, residual_chain)
 from .local import LocalExecutor, kernel_layout
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
                             allocation_visits, iterate, log_predictive, new_state, row_blocks,
@@ -58,13 +59,18 @@ def matrix_start(X, state, params, seed, executor):
     if params.init == "random":
         return state, _rng(seed, 1).integers(params.initial_components, size=X.shape[0])
     rng, deadline = _rng(seed, 2), pilot_deadline(params)
+    order, more_rows = rng.permutation(X.shape[0]), None
     if params.init_rows is None:          # up to the sampler's bounds on rows and entries
-        rows = random_rows(executor.row_entries(X), *pilot_bounds(params.sampler), rng)
+        row_entries = executor.row_entries(X)[order]
+        n_rows = max(1, leading_rows(row_entries, *pilot_bounds(params.sampler)))
+        more_rows = _rows_after(order, n_rows, row_entries, lambda rows: executor.read(X, rows))
     else:
-        rows = np.sort(rng.permutation(X.shape[0])[:params.init_rows])
+        n_rows = params.init_rows
+    rows = np.sort(order[:n_rows])
     X_pilot = executor.read(X, rows)
-    state = start_from_pilot(X_pilot, rows.size < X.shape[0], params, seed, rng, deadline,
-                             X.shape[0])
+    state, found, X_pilot = pilot_clusters(X_pilot, rows.size < X.shape[0], params, seed,
+                                           deadline, more_rows)
+    state = chain_start(state, found, X_pilot, params, rng, X.shape[0])
     kernel = Kernel.of(params, params.sampler)
     if params.sampler == "gibbs" and rows.size < X.shape[0] and short_rows(X_pilot):
         state = with_residual_clusters(X, state, params, seed, kernel, rng, deadline)
@@ -76,9 +82,25 @@ def random_rows(row_entries, max_rows, max_entries, rng):
     (n,): the first rows of a permutation drawn by ``rng``, up to ``max_rows`` rows and
     ``max_entries`` stored counts (at least one row)."""
     order = rng.permutation(row_entries.size)
-    entries = np.cumsum(row_entries[order])
-    n = min(max_rows, max(1, int(np.searchsorted(entries, max_entries, "right"))))
-    return np.sort(order[:n])
+    return np.sort(order[:max(1, leading_rows(row_entries[order], max_rows, max_entries))])
+
+
+def leading_rows(row_entries, max_rows, max_entries):
+    """How many of the rows with ``row_entries`` stored counts (n,), in order, fit within
+    ``max_rows`` rows and ``max_entries`` stored counts (0 when the first does not)."""
+    return min(max_rows, int(np.searchsorted(np.cumsum(row_entries), max_entries, "right")))
+
+
+def _rows_after(order, taken, row_entries, read):
+    """``more_rows`` of ``pilot_clusters`` for rows in memory: the next rows of the
+    permutation ``order`` after its first ``taken`` (``row_entries``: their stored counts,
+    in that order), as ``read`` (of sorted row indices) gives them; None when none fit."""
+    def more_rows(max_rows, max_entries):
+        nonlocal taken
+        n_rows = leading_rows(row_entries[taken:], max_rows, max_entries)
+        taken += n_rows
+        return read(np.sort(order[taken - n_rows:taken])) if n_rows else None
+    return more_rows
 
 
 def short_rows(X_pilot):
@@ -100,7 +122,7 @@ def with_residual_clusters(X, state, params, seed, kernel, rng, deadline=None):
     X_rows = X[rows]
     if X_rows.sum() == 0:
         return state
-    second, extra = run_pilot(X_rows, params, substream(seed, Stream.INIT, 4),
+    second, extra, _ = run_pilot(X_rows, params, substream(seed, Stream.INIT, 4),
                               chain=residual_chain(), components=RESIDUAL_COMPONENTS,
                               deadline=deadline)
     share = rows.size / X.shape[0]
@@ -143,16 +165,21 @@ def stream_start(stream, state, params, seed):
     batches = stream.minibatches(batch, SHUFFLE_BATCHES * batch, rng)
     X_pilot = _next_rows(batches, params.init_rows or max_rows,
                     None if params.init_rows else max_entries)
-    X_monitor = _next_rows(batches, MONITOR_ROWS)
     n_rows = stream.n_documents if stream.n_documents is not None else sum(
         1 for _ in stream.corpus)
     if X_pilot is None or n_rows == 0:
         raise ValueError("the corpus has no documents")
     if X_pilot.sum() == 0:
         raise ValueError("the corpus's first documents have no counts")
-    if params.init == "pilot":
-        state = start_from_pilot(X_pilot, X_pilot.shape[0] < n_rows, params, seed, rng,
-                                 pilot_deadline(params), n_rows)
+    if params.init != "pilot":
+        X_monitor = _next_rows(batches, MONITOR_ROWS)
+    else:
+        more_rows = None if params.init_rows else (
+            lambda max_rows, max_entries: _next_rows(batches, max_rows, max_entries))
+        state, found, X_pilot = pilot_clusters(X_pilot, X_pilot.shape[0] < n_rows, params,
+                                               seed, pilot_deadline(params), more_rows)
+        X_monitor = _next_rows(batches, MONITOR_ROWS)       # before the start's draws
+        state = chain_start(state, found, X_pilot, params, rng, n_rows)
     return state, (X_pilot if X_monitor is None else X_monitor)[:MONITOR_ROWS], n_rows
 
 
@@ -183,20 +210,58 @@ def _next_rows(batches, max_rows, max_entries=None):
     return sp.vstack(read, format="csr") if read else None
 
 
-def start_from_pilot(X_pilot, subset, params, seed, rng, deadline, n_total):
-    """The state the pilot chain on the rows ``X_pilot`` finds; ``subset``: they are a subset
-    of the data's ``n_total`` rows (SCIR then over-provisions). A minibatch sampler's pilot on
-    a subset starts where the exact sampler would start on its rows (``exact_start``) when
-    they are short. ``deadline``: ``run_pilot``'s, for every pilot chain it runs."""
+def pilot_clusters(X_pilot, subset, params, seed, deadline, more_rows=None):
+    """The pilot chain on the rows ``X_pilot`` (``subset``: a subset of the data's rows):
+    its last state, that state's ``Summary`` and the rows it ran on. A minibatch sampler's
+    pilot on a subset starts where the exact sampler would start on its rows
+    (``exact_start``) when they are short, and grows (``grown_pilot``) when ``more_rows`` can
+    give it more of them. ``deadline``: ``run_pilot``'s, for every pilot chain it runs."""
     start = None
     if params.sampler != "gibbs" and subset:
         start = exact_start(X_pilot, params, seed, deadline)
-    state, found = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3), start=start,
-                             deadline=deadline)
-    if params.sampler == "scir" and subset:          # copies: at least 1 (ceiling)
-        copies = -(-params.initial_components // found.occupied.size)
-        state = over_provision(state, found, X_pilot, copies, params.base, rng, n_total)
-    return state
+    state, found, spare = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3),
+                                    start=start, deadline=deadline)
+    if params.sampler != "gibbs" and subset and more_rows is not None:
+        return grown_pilot(state, found, spare, X_pilot, params, seed, deadline, more_rows)
+    return state, found, X_pilot
+
+
+def chain_start(state, found, X_pilot, params, rng, n_total):
+    """The chain's start from a pilot's last ``state`` (``found``: its ``Summary`` on the
+    rows ``X_pilot``, of the data's ``n_total``): SCIR's ``over_provision`` when the pilot saw
+    a subset of the rows (copies: at least 1), else the state as it is."""
+    if params.sampler != "scir" or X_pilot.shape[0] == n_total:
+        return state
+    copies = -(-params.initial_components // found.occupied.size)
+    return over_provision(state, found, X_pilot, copies, params.base, rng, n_total)
+
+
+def grown_pilot(state, found, spare, X_pilot, params, seed, deadline, more_rows):
+    """A minibatch sampler's pilot (its last ``state``, its ``Summary`` ``found`` and the
+    ``spare`` work it settled with, on the CSR rows ``X_pilot``) grown while it settles
+    cheaply: as long as its work to spare is at least PILOT_GROWTH times the work it has
+    spent, it takes as many rows again from ``more_rows`` (a function of (rows, stored counts)
+    at most, giving the next CSR rows or None), within the pilot's bound on stored counts,
+    and its chain goes on over all of them from its state, with the work it has to spare. A
+    stage on twice the rows costs at least twice as much, so only a pilot that would have
+    that much work left grows. The clusters of short rows that the pilot misses are small
+    ones merged into others, which more rows tell apart, and a pilot that settles within a
+    fraction of its budget has its clusters cheaply ("The pilot that grows" in
+    docs/benchmarks/dp.rst). Stage k draws from ``Stream.INIT`` 7 + k. Returns the state, its
+    ``Summary`` and the rows."""
+    _, max_entries = pilot_bounds(params.sampler)
+    sweeps, proposals, budget, max_work = pilot_chain(params.sampler, X_pilot.shape[0])
+    stage = 0
+    while spare >= PILOT_GROWTH * (max_work - spare) and X_pilot.nnz < max_entries:
+        X_more = more_rows((PILOT_GROWTH - 1) * X_pilot.shape[0], max_entries - X_pilot.nnz)
+        if X_more is None:
+            break
+        X_pilot = sp.vstack([X_pilot, X_more], format="csr")
+        state, found, spare = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 7 + stage),
+                                        chain=(sweeps, proposals, budget, spare), start=state,
+                                        deadline=deadline)
+        stage += 1
+    return state, found, X_pilot
 
 
 def exact_start(X, params, seed, deadline=None):
@@ -214,7 +279,7 @@ def exact_start(X, params, seed, deadline=None):
     if rows.size == X.shape[0] or not short_rows(X_small):
         return None
     exact = dataclasses.replace(params, sampler="gibbs")
-    small, _ = run_pilot(X_small, exact, substream(seed, Stream.INIT, 6), deadline=deadline)
+    small, _, _ = run_pilot(X_small, exact, substream(seed, Stream.INIT, 6), deadline=deadline)
     return with_residual_clusters(X, small, params, seed, Kernel.of(exact, "gibbs"), rng,
                                   deadline)
 
@@ -236,11 +301,11 @@ def monitor_rows(n_rows, rng):
 
 
 def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline=None):
-    """The pilot chain on the CSR rows X: the exact sampler with the sweeps and split-merge
-    proposals of ``chain`` (None: ``pilot_chain`` for the chain of ``params.sampler``), from
-    a random start with ``components`` (None: ``params.initial_components``) or from the
-    state ``start`` (every row allocated to its components), its draws derived from
-    ``seed``; no label shifts: its moves are budgeted, so not invariant, and the shifts,
+    """The pilot chain on the CSR rows X: the exact sampler with the sweeps, split-merge
+    proposals and bound on work of ``chain`` (None: ``pilot_chain`` for the chain of
+    ``params.sampler``), from a random start with ``components`` (None:
+    ``params.initial_components``) or from the state ``start`` (every row allocated to its
+    components), its draws derived from ``seed``; no label shifts: its moves are budgeted, so not invariant, and the shifts,
     there for the exactness of a chain, would cost it sweeps for nothing ("Label shifts" in
     docs/benchmarks/dp.rst). It stops before its sweeps are done on a plateau of its own
     check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
@@ -249,7 +314,8 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
     once its work reaches the bound (in visits: each sweep's ``allocation_visits`` from the
     state it starts at, and PASS_ROW_VISITS per row its moves' passes went over);
     with ``max_time``, after the sweep that ends past ``deadline`` (None:
-    ``pilot_deadline``). Returns its last state and that state's ``Summary``."""
+    ``pilot_deadline``). Returns its last state, that state's ``Summary`` and the work it has
+    to spare: its bound less its work when it stopped on its plateau, else 0."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
     n_rows, K = X.shape[0], components or params.initial_components
@@ -267,7 +333,7 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
     executor, rows = LocalExecutor(), np.arange(n_rows)
     X_monitor, plateau = X[monitor_rows(n_rows, _rng(seed, 2))], Plateau(PILOT_TOL, PILOT_PATIENCE)
     deadline = pilot_deadline(params) if deadline is None else deadline
-    work, row_entries, occupied = 0.0, np.diff(X.indptr), []
+    work, row_entries, occupied, spare = 0.0, np.diff(X.indptr), [], 0.0
     for t in range(sweeps):
         rng = np.random.default_rng(substream(seed, Stream.STEP, t))
         work += allocation_visits(state.sticks, z, row_entries)
@@ -282,8 +348,10 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
             if plateau.update(-np.mean(log_predictive(
                     state.theta, state.sticks, params.base, X_monitor, params.n_jobs))) and (
                     max_work is None or settled(occupied)):
+                if max_work is not None:
+                    spare = max_work - work - PASS_ROW_VISITS * move.rows_passed
                 break
-    return state, summary(state, z)
+    return state, summary(state, z), spare
 
 
 def settled(occupied):

@@ -752,9 +752,9 @@ def test_the_exact_samplers_pilot_start_adds_a_second_pilot_on_the_residual_rows
     calls, run = [], init.run_pilot
 
     def recorded(X, params, seed, chain=None, components=None, **kwargs):
-        state, found = run(X, params, seed, chain, components, **kwargs)
+        state, found, spare = run(X, params, seed, chain, components, **kwargs)
         calls.append((X.shape[0], chain, components, found.occupied.size))
-        return state, found
+        return state, found, spare
 
     monkeypatch.setattr(init, "run_pilot", recorded)
     monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 10)
@@ -785,10 +785,10 @@ def test_a_minibatch_samplers_pilot_on_short_rows_starts_as_the_exact_sampler(
     calls, run = [], init.run_pilot
 
     def recorded(X, params, seed, chain=None, components=None, start=None, **kwargs):
-        state, found = run(X, params, seed, chain, components, start, **kwargs)
+        state, found, spare = run(X, params, seed, chain, components, start, **kwargs)
         calls.append(dict(rows=X.shape[0], chain=chain, sampler=params.sampler, start=start,
                           occupied=found.occupied.size, deadline=kwargs.get("deadline")))
-        return state, found
+        return state, found, spare
 
     monkeypatch.setattr(init, "run_pilot", recorded)
     monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ITER", 10)
@@ -841,7 +841,7 @@ def test_scir_starts_from_the_pilots_clusters_alone(initial_components, copies, 
     monkeypatch.setattr(init, "over_provision", over_provision)
     DPMixture("scir", initial_components=initial_components, init_rows=500, max_iter=1,
               random_state=0).fit(mixture[0])
-    (state, found), = pilots
+    (state, found, _), = pilots
     (made, start, X_pilot), = starts
     assert state.theta.shape[0] > found.occupied.size == 5      # empty components left out
     assert made == copies and start.theta.shape[0] == copies * found.occupied.size
@@ -871,13 +871,13 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
     if streamed:
         save_uci_bow(X, tmp_path / "rows.txt")
         data = UCIBowCorpus(tmp_path / "rows.txt")
-    seen, start = [], init.start_from_pilot
+    seen, start = [], init.pilot_clusters
 
     def recorded(X_pilot, *args):
         seen.append((X_pilot.shape[0], X_pilot.nnz))
         return start(X_pilot, *args)
 
-    monkeypatch.setattr(init, "start_from_pilot", recorded)
+    monkeypatch.setattr(init, "pilot_clusters", recorded)
     monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ROWS", 9000)
     monkeypatch.setattr(defaults, "PILOT_ROWS", 2000)
 
@@ -894,6 +894,57 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
         assert pilot("gibbs")[0] == 2000
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("max_work, stages", [(1e12, 3), (None, 1)])
+def test_a_pilot_that_settles_cheaply_grows(streamed, max_work, stages, mixture, tmp_path,
+                                            monkeypatch):
+    """A minibatch sampler's pilot on a subset (500 of the 2,000 rows) that settles with at
+    least PILOT_GROWTH times the work it spent to spare goes on over twice its rows, from its
+    own last state, with that spare work as its bound, and again, until the data's rows run
+    out (here 500 -> 1,000 -> 2,000 rows, which SCIR then starts from as they are, without
+    copies at the scale of more rows). One that stops on its bound (a bound of its first
+    stage's work) has nothing to spare and stays as it is, and SCIR starts from its clusters
+    at the scale of the data; so does a pilot of ``init_rows`` rows."""
+    from simplexsg.dpmixture import init
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_ROWS", 500)
+    calls, run, provisions, provision = [], init.run_pilot, [], init.over_provision
+
+    def recorded(X, params, seed, chain=None, components=None, start=None, **kwargs):
+        result = run(X, params, seed, chain, components, start, **kwargs)
+        calls.append(dict(rows=X.shape[0], chain=chain, start=start, result=result))
+        return result
+
+    monkeypatch.setattr(init, "run_pilot", recorded)
+    monkeypatch.setattr(init, "over_provision", lambda state, found, X_pilot, *args: (
+        provisions.append((found, X_pilot.shape[0])) or provision(state, found, X_pilot, *args)))
+    data = mixture[0]
+    if streamed:
+        save_uci_bow(data, tmp_path / "rows.txt")
+        data = UCIBowCorpus(tmp_path / "rows.txt")
+    bound = 1e12
+    if max_work is None:            # the first stage's own work: it stops on its bound
+        monkeypatch.setattr(defaults, "MINIBATCH_PILOT_WORK", bound)
+        DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(data)
+        bound = bound - calls[0]["result"][2] - 1.0       # reached at the settling sweep
+        calls.clear()
+        provisions.clear()
+    monkeypatch.setattr(defaults, "MINIBATCH_PILOT_WORK", bound)
+    DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(data)
+    assert [call["rows"] for call in calls] == [500, 1000, 2000][:stages]
+    for before, after in zip(calls, calls[1:]):
+        assert after["start"] is before["result"][0]
+        assert after["chain"][3] == before["result"][2] >= (
+            defaults.PILOT_GROWTH * (bound - before["result"][2]))
+    if stages == 1:
+        assert calls[0]["result"][2] == 0.0
+        assert provisions == [(calls[0]["result"][1], 500)]
+    else:
+        assert provisions == []
+    calls.clear()
+    DPMixture("scir", max_iter=1, batch_size=100, init_rows=500, random_state=0).fit(data)
+    assert [call["rows"] for call in calls] == [500]
+
+
 @pytest.mark.parametrize("init_rows, expected", [(200, 100), (500, 100), (700, 100)])
 def test_a_streamed_fit_checks_rows_the_pilot_did_not_fit(init_rows, expected, tmp_path,
                                                         monkeypatch):
@@ -906,8 +957,8 @@ def test_a_streamed_fit_checks_rows_the_pilot_did_not_fit(init_rows, expected, t
     counts = make_multinomial_mixture(n, 20, 3, row_length=10, random_state=0)[0]
     X = sp.hstack([sp.identity(n, dtype=np.int64), counts], format="csr")
     save_uci_bow(X, tmp_path / "rows.txt")
-    pilots, start = [], init.start_from_pilot
-    monkeypatch.setattr(init, "start_from_pilot",
+    pilots, start = [], init.pilot_clusters
+    monkeypatch.setattr(init, "pilot_clusters",
                         lambda X_pilot, *args: pilots.append(X_pilot) or start(X_pilot, *args))
     monkeypatch.setattr(defaults, "MONITOR_ROWS", 100)
     monkeypatch.setattr(init, "MONITOR_ROWS", 100)

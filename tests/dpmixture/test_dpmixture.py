@@ -895,9 +895,8 @@ def test_the_pilot_is_bounded_by_the_samplers_rows_and_counts(streamed, tmp_path
 
 
 @pytest.mark.parametrize("streamed", [False, True])
-@pytest.mark.parametrize("max_work, stages", [(1e12, 3), (None, 1)])
-def test_a_pilot_that_settles_cheaply_grows(streamed, max_work, stages, mixture, tmp_path,
-                                            monkeypatch):
+@pytest.mark.parametrize("grows", [True, False])
+def test_a_pilot_that_settles_cheaply_grows(streamed, grows, mixture, tmp_path, monkeypatch):
     """A minibatch sampler's pilot on a subset (500 of the 2,000 rows) that settles with at
     least PILOT_GROWTH times the work it spent to spare goes on over twice its rows, from its
     own last state, with that spare work as its bound, and again, until the data's rows run
@@ -921,8 +920,8 @@ def test_a_pilot_that_settles_cheaply_grows(streamed, max_work, stages, mixture,
     if streamed:
         save_uci_bow(data, tmp_path / "rows.txt")
         data = UCIBowCorpus(tmp_path / "rows.txt")
-    bound = 1e12
-    if max_work is None:            # the first stage's own work: it stops on its bound
+    bound, stages = 1e12, 3 if grows else 1
+    if not grows:                   # a bound of the first stage's own work: it stops there
         monkeypatch.setattr(defaults, "MINIBATCH_PILOT_WORK", bound)
         DPMixture("scir", max_iter=1, batch_size=100, random_state=0).fit(data)
         bound = bound - calls[0]["result"][2] - 1.0       # reached at the settling sweep
@@ -935,7 +934,7 @@ def test_a_pilot_that_settles_cheaply_grows(streamed, max_work, stages, mixture,
         assert after["start"] is before["result"][0]
         assert after["chain"][3] == before["result"][2] >= (
             defaults.PILOT_GROWTH * (bound - before["result"][2]))
-    if stages == 1:
+    if not grows:
         assert calls[0]["result"][2] == 0.0
         assert provisions == [(calls[0]["result"][1], 500)]
     else:

@@ -360,7 +360,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         """Log predictive density of each row (n_rows,) under the current state, with the
         multinomial coefficient: ``log [sum_j w_j Mult(x | phi_j) + w_rest DirMult(x | base)]``
         over the represented sticks j, the leftover mass ``w_rest`` scored by the base measure's
-        Dirichlet-multinomial (the mixture of the unrepresented components). Runs in this
+        Dirichlet-multinomial (the mixture of the unrepresented components). ``phi_j`` is the
+        state's draw of each profile, not its posterior mean: with a small
+        ``base_concentration`` the draws are sparse and give a component's unseen categories
+        little probability, and the score falls below that of the posterior-mean profiles
+        (docs/benchmarks/dp.rst, "The pilot that grows"). Runs in this
         process on ``n_jobs`` threads, with or without a ``client``; the values do not depend
         on ``n_jobs``.
 

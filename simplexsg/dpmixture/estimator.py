@@ -364,9 +364,8 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         state's draw of each profile, not its posterior mean: with a small
         ``base_concentration`` the draws are sparse and give a component's unseen categories
         little probability, and the score falls below that of the posterior-mean profiles
-        (docs/benchmarks/dp.rst, "The pilot that grows"). Runs in this
-        process on ``n_jobs`` threads, with or without a ``client``; the values do not depend
-        on ``n_jobs``.
+        (docs/benchmarks/dp.rst, "The pilot that grows"). Runs in this process on ``n_jobs``
+        threads, with or without a ``client``; the values do not depend on ``n_jobs``.
 
         Parameters
         ----------

@@ -71,24 +71,27 @@ NO_ITER_LIMIT = 10**9
 
 
 # ---------------------------------------------------------------------------- the data
+def true_mixture(args, source):
+    """(profiles, weights, lengths) of the mixture the rows of ``source`` are drawn from
+    (the options of ``add_mixture_options``), and the folder of its data sets."""
+    if source == "synthetic":
+        base = Path(args.workdir) / (     # the folder of the default mixture keeps its name
+            source + (f"_seed{args.mixture_seed}" if args.mixture_seed else "")
+            + (f"_d{args.synthetic_features}"
+               if args.synthetic_features != SYNTHETIC_FEATURES else ""))
+        return synthetic_mixture(n_features=args.synthetic_features,
+                                 seed=args.mixture_seed), base
+    base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
+    return reference_mixture(source, args.data, Path(args.workdir) / "reference",
+                             args.features, args.reference_iterations,
+                             args.reference_base), base
+
+
 def prepare(args, source, N):
     """The folder of (source, N): ``docword.txt`` (written once), ``test.npz`` and
     ``test_labels.npy`` beside the sizes, the true mixture in ``truth.npz``; returns (folder,
     the file's info)."""
-    if source == "synthetic":
-        profiles, weights, lengths = synthetic_mixture(n_features=args.synthetic_features,
-                                                       seed=args.mixture_seed)
-    else:
-        profiles, weights, lengths = reference_mixture(
-            source, args.data, Path(args.workdir) / "reference", args.features,
-            args.reference_iterations, args.reference_base)
-    if source != "synthetic":
-        base = Path(args.workdir) / f"{source}_W{args.features}_base{args.reference_base:g}"
-    else:        # the folder of the default mixture keeps its name
-        base = Path(args.workdir) / (
-            source + (f"_seed{args.mixture_seed}" if args.mixture_seed else "")
-            + (f"_d{args.synthetic_features}"
-               if args.synthetic_features != SYNTHETIC_FEATURES else ""))
+    (profiles, weights, lengths), base = true_mixture(args, source)
     folder = base / f"N{N}"
     folder.mkdir(parents=True, exist_ok=True)
     cdfs = topic_cdfs(profiles)
@@ -223,6 +226,22 @@ def plot(results, png):
         plt.close(fig)
 
 
+def add_mixture_options(parser):
+    """The options that choose a source's true mixture and where its data sets are kept
+    (``true_mixture``)."""
+    parser.add_argument("--features", type=int, default=1000,
+                        help="the source's most frequent columns the clusters are fitted on")
+    parser.add_argument("--reference-iterations", type=int, default=REFERENCE_ITERATIONS)
+    parser.add_argument("--reference-base", type=float, default=REFERENCE_BASE,
+                        help="base concentration of the reference fit")
+    parser.add_argument("--mixture-seed", type=int, default=0,
+                        help="the seed of the synthetic mixture (its weights and profiles): "
+                             "other seeds give other mixtures of the same kind")
+    parser.add_argument("--synthetic-features", type=int, default=SYNTHETIC_FEATURES,
+                        help="the categories of the synthetic mixture's rows")
+    parser.add_argument("--workdir", default="/tmp/dp_scale")
+
+
 def main():
     parser = cli.Parser(__file__, __doc__, data=True, summary_only=True,
                         quick=dict(sources=["msweb"], sizes=[20_000], budget=10.0,
@@ -238,11 +257,6 @@ def main():
     parser.add_argument("--test", type=int, default=50_000, help="held-out rows")
     parser.add_argument("--gibbs-max-rows", type=int, default=1_000_000,
                         help="the largest N the exact sampler runs on (in memory)")
-    parser.add_argument("--features", type=int, default=1000,
-                        help="the source's most frequent columns the clusters are fitted on")
-    parser.add_argument("--reference-iterations", type=int, default=REFERENCE_ITERATIONS)
-    parser.add_argument("--reference-base", type=float, default=REFERENCE_BASE,
-                        help="base concentration of the reference fit")
     parser.add_argument("--recovery-fraction", type=float, default=0.001,
                         help="a true cluster counts if it holds at least this share of rows")
     parser.add_argument("--evaluate-every", type=int, default=100,
@@ -253,12 +267,7 @@ def main():
                         help="the rows of the default's convergence check (module docstring)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mixture-seed", type=int, default=0,
-                        help="the seed of the synthetic mixture (its weights and profiles): "
-                             "other seeds give other mixtures of the same kind")
-    parser.add_argument("--synthetic-features", type=int, default=SYNTHETIC_FEATURES,
-                        help="the categories of the synthetic mixture's rows")
-    parser.add_argument("--workdir", default="/tmp/dp_scale")
+    add_mixture_options(parser)
     add_child_options(parser)
     args = parser.parse_args()
     if args.child:

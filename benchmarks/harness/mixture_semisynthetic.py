@@ -15,13 +15,18 @@ scored against the clusters that generated the rows as well as by held-out log p
   held-out rows from a stream of their own (the same for every size);
 * ``truth_scores``: the log predictive of rows under the true mixture (the top of the scale)
   and their most probable true clusters (the ARI a perfect fit reaches on them);
-* ``recovery``: which true clusters a fit found, from the labels it gives rows.
+* ``recovery``: which true clusters a fit found, from the labels it gives rows;
+* ``partition_log_likelihood`` / ``partition_log_prior``: how probable a partition of the rows
+  is under the DP mixture, its components and weights integrated out, so that a chain's
+  partition and the true one can be compared; ``base_mode``: the base concentration the rows
+  favour given a partition.
 """
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
+from scipy.optimize import minimize_scalar
+from scipy.special import gammaln, logsumexp
 
 from simplexsg import DPMixture
 from simplexsg.datasets import make_multinomial_mixture
@@ -158,3 +163,43 @@ def recovery(labels, found, fraction=0.01):
     counts = np.bincount(majority, minlength=true_sizes.size)
     recovered = int(np.sum((counts == 1) & (true_sizes >= threshold)))
     return recovered, len(majority) - recovered
+
+
+def partition_log_likelihood(X, labels, base):
+    """log p(X | z, b): the rows X (CSR counts (n, W)) given their clusters ``labels`` (n,),
+    each cluster's profile integrated out under the symmetric Dirichlet(``base``) prior,
+    ``sum_j [lgamma(W b) - lgamma(W b + n_j) + sum_w (lgamma(b + n_jw) - lgamma(b))]`` (n_jw:
+    cluster j's counts; the probability of the rows' tokens in order, without the multinomial
+    coefficients, which no partition changes). From the histogram of the counts' values, so
+    that many ``base`` values cost little."""
+    X = sp.csr_matrix(X)
+    members = sp.csr_matrix((np.ones(X.shape[0]), (labels, np.arange(X.shape[0]))))
+    counts = (members @ X).tocsr()
+    totals = np.asarray(counts.sum(axis=1)).ravel()
+    values, times = np.unique(counts.data[counts.data > 0], return_counts=True)
+    W = X.shape[1]
+    return float(np.sum(gammaln(W * base) - gammaln(W * base + totals[totals > 0]))
+                 + times @ (gammaln(base + values) - gammaln(base)))
+
+
+def partition_log_prior(labels, alpha=None):
+    """(log p(z | alpha), alpha): the Chinese-restaurant probability of the partition of the
+    rows into the clusters ``labels`` (n,), ``K log alpha + lgamma(alpha) - lgamma(alpha + n)
+    + sum_j lgamma(n_j)``, at ``alpha`` (None: the alpha that maximises it)."""
+    sizes = np.bincount(labels)
+    sizes = sizes[sizes > 0]
+
+    def log_prior(log_alpha):
+        a = np.exp(log_alpha)
+        return (sizes.size * log_alpha + gammaln(a) - gammaln(a + sizes.sum())
+                + np.sum(gammaln(sizes)))
+    if alpha is None:
+        alpha = float(np.exp(minimize_scalar(lambda x: -log_prior(x), bounds=(-10.0, 15.0),
+                                             method="bounded").x))
+    return float(log_prior(np.log(alpha))), alpha
+
+
+def base_mode(X, labels, grid=np.geomspace(0.005, 5.0, 301)):
+    """The base concentration of ``grid`` that maximises ``partition_log_likelihood``: the
+    value the rows favour given their partition (a grid 2.3% apart by default)."""
+    return float(grid[np.argmax([partition_log_likelihood(X, labels, b) for b in grid])])

@@ -139,3 +139,64 @@ def test_the_synthetic_mixture_is_the_issues_and_reproducible():
     again = mixture.synthetic_mixture()
     np.testing.assert_array_equal(again[0], profiles)
     assert not np.array_equal(mixture.synthetic_mixture(seed=1)[1], weights)
+
+
+def test_the_partition_likelihood_of_a_row_sums_to_one_over_its_counts():
+    """One row of 4 tokens over 3 categories in a cluster of its own: the Dirichlet-multinomial
+    probabilities of every count vector, times their orderings, sum to one."""
+    total = 0.0
+    for c0 in range(5):
+        for c1 in range(5 - c0):
+            c = np.array([[c0, c1, 4 - c0 - c1]])
+            orderings = multinomial.pmf(c[0], 4, [1 / 3] * 3) * 3 ** 4
+            total += orderings * np.exp(mixture.partition_log_likelihood(
+                sp.csr_matrix(c), np.zeros(1, dtype=int), 0.3))
+    assert total == pytest.approx(1.0, rel=1e-12)
+
+
+def _set_partitions(n):
+    """Every partition of n items as restricted growth strings (labels in first-seen order)."""
+    if n == 1:
+        yield [0]
+        return
+    for head in _set_partitions(n - 1):
+        for label in range(max(head) + 2):
+            yield head + [label]
+
+
+def test_the_partition_prior_sums_to_one_and_its_alpha_is_the_best():
+    partitions = [np.array(z) for z in _set_partitions(5)]
+    assert len(partitions) == 52                                  # Bell(5)
+    total = sum(np.exp(mixture.partition_log_prior(z, 0.7)[0]) for z in partitions)
+    assert total == pytest.approx(1.0, rel=1e-12)
+    z = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 3])
+    best, alpha = mixture.partition_log_prior(z)
+    for other in (alpha * 1.05, alpha / 1.05):
+        assert mixture.partition_log_prior(z, other)[0] < best
+
+
+def test_the_partition_measures_ignore_the_labels_names():
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.poisson(0.5, size=(40, 6)))
+    z = rng.integers(4, size=40)
+    renamed = np.array([9, 2, 5, 0])[z]
+    assert mixture.partition_log_likelihood(X, renamed, 0.2) == pytest.approx(
+        mixture.partition_log_likelihood(X, z, 0.2), rel=1e-12)
+    assert mixture.partition_log_prior(renamed, 1.5)[0] == pytest.approx(
+        mixture.partition_log_prior(z, 1.5)[0], rel=1e-12)
+
+
+def test_the_base_mode_finds_the_profiles_concentration():
+    """Rows of 300 clusters whose profiles are Dirichlet(0.2) draws over 40 categories: the
+    base concentration that the true partition favours is 0.2 within Z standard errors of its
+    estimate (from the curvature of the log likelihood in log b at its mode)."""
+    rng = np.random.default_rng(11)
+    profiles = rng.dirichlet(np.full(40, 0.2), size=300)
+    labels = np.repeat(np.arange(300), 20)
+    X = sp.csr_matrix(np.vstack([rng.multinomial(8, profiles[j]) for j in labels]))
+    mode = mixture.base_mode(X, labels)
+    step = 0.01
+    curve = [mixture.partition_log_likelihood(X, labels, mode * np.exp(d))
+             for d in (-step, 0.0, step)]
+    sd = 1.0 / np.sqrt(-(curve[0] - 2 * curve[1] + curve[2]) / step**2)
+    assert abs(np.log(mode / 0.2)) < Z * sd + 0.012               # + half the grid's spacing

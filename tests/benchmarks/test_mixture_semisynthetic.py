@@ -2,7 +2,9 @@
 follow their mixture (cluster shares against their multinomial, each cluster's rows' first and
 second moments against the multinomial's), the data set is reproducible chunk by chunk, the
 truth's score is the mixture's log likelihood, the reference mixture is the clusters a fit
-finds, and the recovery count is right under relabelling, merges and splits."""
+finds, the recovery count is right under relabelling, merges and splits, and a partition's
+log joint density is a normalised likelihood and prior whose base mode finds a known
+concentration."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -60,9 +60,9 @@ def run_schedule(X, labels, schedule, args):
         began = time.perf_counter()
         model.fit(X)
         seconds += time.perf_counter() - began
-        z = np.unique(model._z, return_inverse=True)[1]
+        z = model.labels_
         stages.append(dict(base=base, seconds=seconds, sweeps=model.n_iter_,
-                           occupied=int(z.max()) + 1, ari=adjusted_rand_score(labels, z),
+                           occupied=model.n_components_, ari=adjusted_rand_score(labels, z),
                            recovered=recovery(labels, z, 0.001),
                            log_joint=log_joint(X, z, base),
                            truth_log_joint=log_joint(X, labels, base),

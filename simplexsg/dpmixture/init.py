@@ -123,8 +123,8 @@ def with_residual_clusters(X, state, params, seed, kernel, rng, deadline=None):
     if X_rows.sum() == 0:
         return state
     second, extra, _ = run_pilot(X_rows, params, substream(seed, Stream.INIT, 4),
-                              chain=residual_chain(), components=RESIDUAL_COMPONENTS,
-                              deadline=deadline)
+                                 chain=residual_chain(), components=RESIDUAL_COMPONENTS,
+                                 deadline=deadline)
     share = rows.size / X.shape[0]
     weights = np.concatenate([np.bincount(found.labels) / X.shape[0] * (1.0 - share),
                               extra.weights * share])
@@ -305,9 +305,9 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
     proposals and bound on work of ``chain`` (None: ``pilot_chain`` for the chain of
     ``params.sampler``), from a random start with ``components`` (None:
     ``params.initial_components``) or from the state ``start`` (every row allocated to its
-    components), its draws derived from ``seed``; no label shifts: its moves are budgeted, so not invariant, and the shifts,
-    there for the exactness of a chain, would cost it sweeps for nothing ("Label shifts" in
-    docs/benchmarks/dp.rst). It stops before its sweeps are done on a plateau of its own
+    components), its draws derived from ``seed``; no label shifts: its moves are budgeted,
+    so not invariant, and the shifts, there for the exactness of a chain, would cost it
+    sweeps for nothing ("Label shifts" in docs/benchmarks/dp.rst). It stops before its sweeps are done on a plateau of its own
     check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
     ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with a bound on its work (that of
     ``pilot_chain``), only once its occupied components have also settled (``settled``), and

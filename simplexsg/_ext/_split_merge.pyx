@@ -14,6 +14,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport INFINITY, NAN, exp, fabs, isnan, lgamma, log, log1p
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
 from cython.parallel cimport parallel, prange, threadid
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_uniform
@@ -53,22 +54,49 @@ cdef enum:
 
 cdef struct _Rising:
     # values[c] = lgamma(c + offset) - lgamma(offset), the log rising factorial of offset with
-    # c steps, for c < size: counts' predictives as differences of two entries
+    # c steps, for c < size, as the running sum of log(k + offset): counts' predictives as
+    # differences of two entries. owned: values is the pass's own allocation; else it is a
+    # shared table (``pass_tables``), read only, copied before it grows
     double* values
     Py_ssize_t size
     double offset
+    bint owned
 
 
 cdef bint _reach(_Rising* table, Py_ssize_t c) noexcept nogil:
     """Extend ``table`` to hold entry c (doubling; one log an entry); False if out of memory."""
     cdef Py_ssize_t k, size = max(2 * table.size, c + 1)
-    cdef double* values = <double*> realloc(table.values, size * sizeof(double))
+    cdef double* values
+    if table.owned:
+        values = <double*> realloc(table.values, size * sizeof(double))
+    else:
+        values = <double*> malloc(size * sizeof(double))
+        if values != NULL:
+            memcpy(values, table.values, table.size * sizeof(double))
     if values == NULL:
         return False
     for k in range(table.size, size):
         values[k] = values[k - 1] + log(k - 1 + table.offset)
-    table.values, table.size = values, size
+    table.values, table.size, table.owned = values, size, True
     return True
+
+
+cdef _Rising _new_rising(tables, double base):
+    """A pass's table of log rising factorials of ``base``: the shared one of its ``tables``
+    (``pass_tables``, checked to be that of ``base``), else a table of entry 0 alone, its
+    own; values NULL if out of memory."""
+    cdef const double[::1] shared = _EMPTY if tables is None else tables[2]
+    if shared.shape[0] > 1 and shared[1] != log(base):
+        raise ValueError(f"the pass's tables are not those of base ({base}): "
+                         "pass_tables(..., base=base)")
+    if shared.shape[0]:
+        return _Rising(<double*> &shared[0], shared.shape[0], base, False)
+    return _Rising(<double*> calloc(1, sizeof(double)), 1, base, True)
+
+
+cdef inline void _free_rising(_Rising* table) noexcept nogil:
+    if table.owned:
+        free(table.values)
 
 
 cdef bint _log_predictives(const int64_t[::1] indptr, const int64_t[::1] indices,
@@ -137,19 +165,28 @@ cdef double _row_total(const int64_t[::1] indptr, const double[::1] data,
     return total
 
 
-def pass_tables(double dim_base, Py_ssize_t n_totals, Py_ssize_t n_sizes):
-    """The tables a pass reads instead of calling libm once per row: (``lgamma(t + dim_base)``
-    for t in [0, n_totals), ``log(k)`` for k in [0, n_sizes)), computed by the same calls, so
-    a pass gives the same values with or without them (``log(0)`` = -inf is never read)."""
+def pass_tables(double dim_base, Py_ssize_t n_totals, Py_ssize_t n_sizes, double base=1.0,
+                Py_ssize_t n_rising=0):
+    """The tables a pass reads instead of calling libm once per row or building its own:
+    (``lgamma(t + dim_base)`` for t in [0, n_totals), ``log(k)`` for k in [0, n_sizes), the
+    log rising factorial of ``base`` at c in [0, n_rising)), computed by the same calls and the
+    same running sum, so a pass gives the same values with or without them (``log(0)`` = -inf
+    is never read). Without the third, each pass sums the log rising factorials it reads,
+    up to its block's largest count of a category: thousands of logs a pass on long rows."""
     log_norms, log_sizes = np.empty(max(n_totals, 0)), np.empty(max(n_sizes, 0))
-    cdef double[::1] norms = log_norms, sizes = log_sizes
+    log_rising = np.empty(max(n_rising, 0))
+    cdef double[::1] norms = log_norms, sizes = log_sizes, rising = log_rising
     cdef Py_ssize_t k
     with nogil:
         for k in range(norms.shape[0]):
             norms[k] = lgamma(k + dim_base)
         for k in range(sizes.shape[0]):
             sizes[k] = log(<double> k)
-    return log_norms, log_sizes
+        if rising.shape[0]:
+            rising[0] = 0.0
+        for k in range(1, rising.shape[0]):
+            rising[k] = rising[k - 1] + log(k - 1 + base)
+    return log_norms, log_sizes, log_rising
 
 
 cdef _checked_norms(tables, double dim_base):
@@ -257,8 +294,9 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     ``stop_below`` (``forced`` only): log q only falls as rows join, so the pass ends as soon as
     it is below this and returns the value reached, with ``marginals`` partial: a merge
     rejected whatever the rest of q is costs the rows it took to show it. ``tables``
-    (``pass_tables(n_features * base, ...)``, or None): the lgamma and log calls of a row read
-    from tables, the same values, a cheaper pass on short rows.
+    (``pass_tables(n_features * base, ..., base=base, ...)``, or None): the lgamma and log
+    calls of a row, and the log rising factorials, read from tables, the same values, a
+    cheaper pass.
 
     ``check_counts`` > 0 with ``check`` (1,): the first stage of a delayed acceptance
     (Christen & Fox 2005). Once the rows of ``rows`` that have joined hold ``check_counts``
@@ -314,11 +352,11 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef const double[::1] norm_table = _checked_norms(tables, dim_base)
     cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
-    cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
+    cdef _Rising rising = _new_rising(tables, base)
     cdef bint out_of_memory = False
     if counts == NULL or rising.values == NULL:
         free(counts)
-        free(rising.values)
+        _free_rising(&rising)
         raise MemoryError(f"sequential_allocation: no memory for 2 x {n_features} counts")
     sizes[0] = sizes[1] = 1.0
     log_sizes[0] = log_sizes[1] = 0.0
@@ -387,7 +425,7 @@ def sequential_allocation(const int64_t[::1] indptr, const int64_t[::1] indices,
             if forced and (checked or not checking) and log_q < stop_below + check_value:
                 break
     free(counts)
-    free(rising.values)
+    _free_rising(&rising)
     if checking:
         check[0] = check_value
     if out_of_memory or isnan(marginals[0]) or isnan(marginals[1]) or isnan(merged_marginal):
@@ -437,12 +475,12 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     cdef const double[::1] norm_table = _checked_norms(tables, dim_base)
     cdef const double[::1] size_table = _EMPTY if tables is None else tables[1]
     cdef double* counts = <double*> calloc(2 * max(n_features, 1), sizeof(double))
-    cdef _Rising rising = _Rising(<double*> calloc(1, sizeof(double)), 1, base)
+    cdef _Rising rising = _new_rising(tables, base)
     cdef bint out_of_memory = False, stopped = False, last
     cdef signed char chosen
     if counts == NULL or rising.values == NULL:
         free(counts)
-        free(rising.values)
+        _free_rising(&rising)
         raise MemoryError(f"restricted_scans: no memory for 2 x {n_features} counts")
     with nogil:
         sizes[0] = sizes[1] = 1.0
@@ -505,7 +543,7 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
                             break
                     marginals[s] += rising.values[<Py_ssize_t> counts[s * n_features + c]]
     free(counts)
-    free(rising.values)
+    _free_rising(&rising)
     if out_of_memory:
         raise MemoryError("restricted_scans: no memory for the table of log rising factorials")
     return log_q

@@ -108,7 +108,8 @@ SCANNED_SHARE = 0.5
 #: most; ``lgamma`` above).
 RISING_TABLE = 1 << 20
 #: Entries of each table of a pass's lgamma and log calls (``pass_tables``; 8 MB each at
-#: most): a block's totals up to a million counts, its sizes up to a million rows; libm above.
+#: most): a block's totals up to a million counts, its sizes up to a million rows, a category's
+#: counts up to a million; libm, or the pass's own table, above.
 PASS_TABLE = 1 << 20
 #: Rows of a proposal's block from which, with ``n_jobs`` > 1, its pass runs beside the
 #: proposals after it (``SplitMerge.run``): about a millisecond's pass, well above a thread
@@ -238,7 +239,7 @@ class SplitMerge:
                                       self.base, self.rising)
         self.tables = pass_tables(
             self.n_features * self.base, min(int(self.data.sum()) + 1, PASS_TABLE),
-            min(self.n_rows + 2, PASS_TABLE))
+            min(self.n_rows + 2, PASS_TABLE), self.base, min(largest, PASS_TABLE) + 1)
         self.rows_passed, self.proposed = 0, 0
 
     def run(self, z, alpha, rng, n_proposals, row_budget=0, n_jobs=1):

@@ -298,20 +298,24 @@ def test_a_delayed_check_is_the_moves_ratio_on_the_prefix(forced, rest):
 X_TABLES = sp.csr_matrix(np.random.default_rng(21).poisson(1.2, size=(300, 12))
                          .astype(np.float64))
 #: The first lookups of a pass on X_TABLES: side 0's total with the first row (anchor 0 and
-#: row 2), and a side's size once it holds that row.
+#: row 2), a side's size once it holds that row, and a category's count past anchor 0's.
 FIRST_TOTAL, FIRST_SIZE = int(X_TABLES[[0, 2]].sum()), 2
+FIRST_COUNT = int(X_TABLES[0].max()) + 2
 
 
-@pytest.mark.parametrize("sizes", [(0, 0), (FIRST_TOTAL, FIRST_SIZE), (40, 30), (100_000, 400)])
+@pytest.mark.parametrize("sizes", [(0, 0, 0), (FIRST_TOTAL, FIRST_SIZE, FIRST_COUNT),
+                                   (40, 30, 8), (100_000, 400, 1000)])
 def test_passes_with_tables_give_the_values_of_libm_to_the_bit(sizes):
     """A pass reading ``pass_tables`` (none, tables that end at the pass's first lookups or
-    within the block's totals and sizes, tables past them) returns the sides, log q and
-    marginals of the pass without them, to the bit: its lgamma and log calls are the tables'
-    entries. Drawn and forced sequential allocations, and restricted scans."""
+    within the block's totals, sizes and counts of a category, tables past them) returns the
+    sides, log q and marginals of the pass without them, to the bit: its lgamma and log calls
+    and its log rising factorials are the tables' entries. Drawn and forced sequential
+    allocations, and restricted scans."""
     X = X_TABLES
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0, 1,
             np.arange(2, 300, dtype=np.int64))
-    tables = pass_tables(12 * BETA6, *sizes)
+    n_totals, n_sizes, n_rising = sizes
+    tables = pass_tables(12 * BETA6, n_totals, n_sizes, BETA6, n_rising)
     uniform = np.random.default_rng(22).random(298)
     results = []
     for given in (None, tables):
@@ -331,7 +335,7 @@ def test_passes_with_tables_give_the_values_of_libm_to_the_bit(sizes):
 
 def test_split_merge_passes_read_the_tables_of_its_rows():
     """``SplitMerge``'s pass, which reads its own tables, equals the kernel's without tables,
-    to the bit; the kernels refuse tables of another ``n_features * base``."""
+    to the bit; the kernels refuse tables of another ``n_features * base`` or ``base``."""
     X, others = X_TABLES, np.arange(2, 300, dtype=np.int64)
     uniform, expected = np.random.default_rng(24).random(298), np.empty(2)   # the refusal's
     side, drawn = np.empty(298, dtype=np.int8), np.empty(298, dtype=np.int8)
@@ -347,6 +351,10 @@ def test_split_merge_passes_read_the_tables_of_its_rows():
         sequential_allocation(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                               12, 0, 1, others, uniform, side, False, BETA6, expected,
                               tables=pass_tables(12 * BETA6 + 1.0, 10, 10))
+    with pytest.raises(ValueError, match="not those of base"):
+        restricted_scans(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 12, 0,
+                         1, others, uniform[None], side, side, False, BETA6, expected,
+                         tables=pass_tables(12 * BETA6, 10, 10, 2 * BETA6, 10))
 
 
 def test_a_shuffled_pass_is_the_pass_over_the_order_it_draws():

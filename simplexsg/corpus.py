@@ -25,11 +25,19 @@ def _bad_entry(message, row, column, value):
     return ValueError(f"{message}; found {value!r} at document {row}, word {column}")
 
 
+#: Counts at or past this are refused (``check_counts``): float64, in which the kernels add
+#: them, holds every integer below it exactly, and int64 sums of them cannot overflow.
+LARGEST_COUNT = 2.0 ** 53
+
+
 def check_counts(X):
-    """X as CSR int64 after checking it is a 2-d array of finite non-negative integer counts.
+    """X as CSR int64 after checking it is a 2-d array of finite non-negative integer counts
+    below LARGEST_COUNT, summing to less than that too.
 
     Generic array checks (dimensions, dtype, NaN/inf) are scikit-learn's ``check_array``, with its
-    messages; negative and non-integer counts raise a ValueError naming document and word.
+    messages; negative, non-integer and too large counts raise a ValueError naming document and
+    word. Whether the machine can expand the counts into tokens (LDA's Gibbs kernel) is the
+    caller's check (``check_token_memory``): the DP mixture never expands them.
     """
     if isinstance(X, (str, bytes)):
         raise TypeError("X must be a count matrix or a bag-of-words corpus, got a string")
@@ -46,7 +54,15 @@ def check_counts(X):
         j = int(np.flatnonzero(fractional)[0])
         raise _bad_entry("X must hold integer counts", int(np.searchsorted(X.indptr, j, side="right") - 1),
                          int(X.indices[j]), data[j].item())
-    check_token_memory(data.sum(dtype=np.float64))        # before int64 could overflow
+    if data.size and data.max() >= LARGEST_COUNT:          # before int64 could overflow
+        j = int(np.argmax(data))
+        raise _bad_entry(f"counts must be below 2^53 = {LARGEST_COUNT:.4g}",
+                         int(np.searchsorted(X.indptr, j, side="right") - 1), int(X.indices[j]),
+                         data[j].item())
+    total = data.sum(dtype=np.float64)
+    if total >= LARGEST_COUNT:
+        raise ValueError(f"X's counts sum to {total:.4g}: they must sum to less than 2^53 = "
+                         f"{LARGEST_COUNT:.4g}")
     X = X.astype(np.int64)
     X.sum_duplicates()
     return X

@@ -65,6 +65,7 @@ def read(model, X, id2word, reset):
     if not isinstance(corpus, (BowStream, distributed.ShardedCorpus)):
         if reset and corpus.sum() == 0:
             raise ValueError("X has no tokens: every document is empty")
+        check_token_memory(corpus.sum())
     if reset:
         if id2word is not None and len(id2word) != model.n_features_in_:
             raise ValueError(f"id2word has {len(id2word)} words but X has "

@@ -1018,6 +1018,8 @@ def test_empty_rows_are_allowed():
     (np.zeros((3, 2)), "every row is empty"),
     (np.array([1, 2, 3]), "2D array"),
     ("counts", "2D array"),
+    (np.array([[1, 2.0 ** 53], [0, 2]]), "below 2\\^53.* document 0, word 1"),
+    (np.full((3, 2), 2.0 ** 51), "sum to .* less than 2\\^53"),
 ])
 @pytest.mark.slow
 def test_bad_input_raises_and_keeps_the_fit(mixture, X, message):

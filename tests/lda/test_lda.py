@@ -351,10 +351,18 @@ def test_scikit_learn_conventions(synthetic):
     (np.zeros((3, 4), dtype=int), "no tokens"),
     (np.ones((3, 0), dtype=int), "feature"),
     ("not a corpus", "count|numeric|2D|2-dimensional"),
+    (np.array([[1, 2.0 ** 53], [0, 1]]), "below 2\\^53.* document 0, word 1"),
 ])
 def test_bad_input_is_named(X, message):
     with pytest.raises((ValueError, TypeError), match=message):
         SCIRLDA(2, max_iter=1).fit(X)
+
+
+def test_more_tokens_than_memory_are_refused():
+    """Counts that the Gibbs kernel would expand into more tokens than any machine holds
+    (3 x 10^11 tokens, 2.4 TB): a MemoryError that says so, before any work."""
+    with pytest.raises(MemoryError, match="3e\\+11 tokens: the Gibbs kernel needs about"):
+        SCIRLDA(2, max_iter=1).fit(np.full((3, 2), 5e10))
 
 
 @pytest.mark.parametrize("params, message", [

@@ -50,6 +50,10 @@ cdef enum:
     ROW_AHEAD = 8
     # 8-byte entries of a 64-byte cache line: the prefetch of a row's counts touches each line
     LINE_ENTRIES = 8
+    # a pass's table of log rising factorials grows to at most this many entries (8 MB, as
+    # ``split_merge.PASS_TABLE``'s shared one); counts past it read lgamma, so that counts of
+    # millions in a category cost neither a table of their size nor a log an entry
+    RISING_GROWS_TO = 1 << 20
 
 
 cdef struct _Rising:
@@ -79,6 +83,14 @@ cdef bint _reach(_Rising* table, Py_ssize_t c) noexcept nogil:
         values[k] = values[k - 1] + log(k - 1 + table.offset)
     table.values, table.size, table.owned = values, size, True
     return True
+
+
+cdef inline double _rise(const _Rising* table, Py_ssize_t before, Py_ssize_t after) noexcept nogil:
+    """log rising factorial of the table's offset from ``before`` to ``after`` steps: the
+    difference of its two entries where it holds them, of two lgamma past it."""
+    if after < table.size:
+        return table.values[after] - table.values[before]
+    return lgamma(table.offset + after) - lgamma(table.offset + before)
 
 
 cdef _Rising _new_rising(tables, double base):
@@ -120,6 +132,10 @@ cdef bint _log_predictives(const int64_t[::1] indptr, const int64_t[::1] indices
         before0, before1 = <Py_ssize_t> counts0[c], <Py_ssize_t> counts1[c]
         after0, after1 = before0 + x, before1 + x
         if after0 >= size or after1 >= size:
+            if max(after0, after1) >= RISING_GROWS_TO:     # past any table: lgamma
+                result0 = result0 + _rise(rising, before0, after0)
+                result1 = result1 + _rise(rising, before1, after1)
+                continue
             if not _reach(rising, max(after0, after1)):
                 return False
             values, size = rising.values, rising.size
@@ -142,9 +158,12 @@ cdef double _merged_predictive(const int64_t[::1] indptr, const int64_t[::1] ind
         c = indices[p]
         before = <Py_ssize_t> (counts0[c] + counts1[c])
         after = before + <Py_ssize_t> data[p]
-        if after >= rising.size and not _reach(rising, after):
+        if after >= rising.size and after < RISING_GROWS_TO and not _reach(rising, after):
             return NAN
-        result = result + rising.values[after] - rising.values[before]
+        if after < rising.size:
+            result = result + rising.values[after] - rising.values[before]
+        else:                                               # past any table: lgamma
+            result = result + _rise(rising, before, after)
     return result
 
 
@@ -462,7 +481,7 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
     coefficient (NaN after an early end). ``tables``: as in ``sequential_allocation``.
     ValueError if ``side``, ``uniform``'s rows or a forced ``target`` do not match ``rows``.
     """
-    cdef Py_ssize_t r, s, t, row, c, n = rows.shape[0], n_scans = uniform.shape[0]
+    cdef Py_ssize_t r, s, t, row, c, count, n = rows.shape[0], n_scans = uniform.shape[0]
     if side.shape[0] != n or uniform.shape[1] != n or forced and target.shape[0] != n:
         raise ValueError(f"restricted_scans: side, uniform and target must have the {n} "
                          "entries of rows")
@@ -536,12 +555,12 @@ def restricted_scans(const int64_t[::1] indptr, const int64_t[::1] indices,
             if stopped or out_of_memory:
                 continue
             for c in range(n_features):
-                if counts[s * n_features + c] > 0.0:
-                    if <Py_ssize_t> counts[s * n_features + c] >= rising.size:
-                        if not _reach(&rising, <Py_ssize_t> counts[s * n_features + c]):
-                            out_of_memory = True
-                            break
-                    marginals[s] += rising.values[<Py_ssize_t> counts[s * n_features + c]]
+                count = <Py_ssize_t> counts[s * n_features + c]
+                if count > 0:
+                    if rising.size <= count < RISING_GROWS_TO and not _reach(&rising, count):
+                        out_of_memory = True
+                        break
+                    marginals[s] += _rise(&rising, 0, count)
     free(counts)
     _free_rising(&rising)
     if out_of_memory:

@@ -214,6 +214,29 @@ def test_a_sequential_allocation_gives_its_sides_marginals(forced, mean_count):
         assert marginals[s] == pytest.approx(dirichlet_multinomial(block, BETA6), rel=1e-12)
 
 
+@pytest.mark.parametrize("tables", [False, True])
+def test_passes_over_counts_of_billions_give_their_sides_marginals(tables):
+    """Counts of about 10^9 in a category, past any table of rising factorials a pass would
+    build (a table of their size would not fit in memory): the sequential allocation's and
+    the restricted scans' marginals are still each side's Dirichlet-multinomial, their log q
+    finite, with or without the shared tables."""
+    X = sp.csr_matrix(np.random.default_rng(31).poisson(1e9, size=(12, 5)).astype(np.float64))
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, 5, 0, 1)
+    given = pass_tables(5 * BETA6, 1000, 100, BETA6, 1000) if tables else None
+    others, dense = np.arange(2, 12, dtype=np.int64), X.toarray()
+    side, marginals, scan_marginals = np.empty(10, dtype=np.int8), np.empty(2), np.empty(2)
+    log_q = sequential_allocation(*args, others, np.random.default_rng(32).random(10), side,
+                                  False, BETA6, marginals, tables=given)
+    scanned = side.copy()
+    scan_q = restricted_scans(*args, others, np.random.default_rng(33).random((1, 10)),
+                              scanned, scanned, False, BETA6, scan_marginals, tables=given)
+    assert np.isfinite(log_q) and np.isfinite(scan_q)
+    for sides, got in ((side, marginals), (scanned, scan_marginals)):
+        for s, anchor in ((0, 0), (1, 1)):
+            block = dense[np.r_[anchor, others[sides == s]]].sum(axis=0)
+            assert got[s] == pytest.approx(dirichlet_multinomial(block, BETA6), rel=1e-12)
+
+
 def test_a_forced_allocation_stops_once_its_q_is_below_the_bound():
     """With ``stop_below`` above the whole pass's log q, the forced pass returns a value below
     the bound and above log q (a part of it, each row's factor below 1); with the bound below

@@ -1032,6 +1032,19 @@ def test_bad_input_raises_and_keeps_the_fit(mixture, X, message):
             else getattr(dp, key) == value
 
 
+def test_rows_of_billions_of_counts_are_clustered():
+    """Counts of 10^9 in a category (3 x 10^11 in all, more tokens than LDA's kernel could
+    expand on any machine): the exact sampler's moves read lgamma past their tables, and the
+    fit finds the two clusters, its scores finite."""
+    rng = np.random.default_rng(5)
+    X = rng.poisson(1.0, size=(300, 8)).astype(np.float64)
+    X[:150, 0] += 1e9
+    X[150:, 1] += 1e9
+    dp = DPMixture(random_state=0, max_iter=20).fit(X)
+    assert adjusted_rand_score(np.repeat([0, 1], 150), dp.predict(X)) == 1.0
+    assert np.all(np.isfinite(dp.score_samples(X)))
+
+
 def test_feature_mismatch_raises(mixture):
     dp = DPMixture("scir", batch_size=100, max_iter=5, random_state=0).fit(mixture[0][:300])
     for method in (dp.predict, dp.predict_proba, dp.score):

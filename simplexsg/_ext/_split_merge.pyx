@@ -191,7 +191,8 @@ def pass_tables(double dim_base, Py_ssize_t n_totals, Py_ssize_t n_sizes, double
     log rising factorial of ``base`` at c in [0, n_rising)), computed by the same calls and the
     same running sum, so a pass gives the same values with or without them (``log(0)`` = -inf
     is never read). Without the third, each pass sums the log rising factorials it reads,
-    up to its block's largest count of a category: thousands of logs a pass on long rows."""
+    up to its block's largest count of a category (``RISING_GROWS_TO`` at most, lgamma past
+    it): thousands of logs a pass on long rows."""
     log_norms, log_sizes = np.empty(max(n_totals, 0)), np.empty(max(n_sizes, 0))
     log_rising = np.empty(max(n_rising, 0))
     cdef double[::1] norms = log_norms, sizes = log_sizes, rising = log_rising

@@ -109,7 +109,7 @@ SCANNED_SHARE = 0.5
 RISING_TABLE = 1 << 20
 #: Entries of each table of a pass's lgamma and log calls (``pass_tables``; 8 MB each at
 #: most): a block's totals up to a million counts, its sizes up to a million rows, a category's
-#: counts up to a million; libm, or the pass's own table, above.
+#: counts up to a million; libm above.
 PASS_TABLE = 1 << 20
 #: Rows of a proposal's block from which, with ``n_jobs`` > 1, its pass runs beside the
 #: proposals after it (``SplitMerge.run``): about a millisecond's pass, well above a thread

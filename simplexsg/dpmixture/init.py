@@ -307,15 +307,15 @@ def run_pilot(X, params, seed, chain=None, components=None, start=None, deadline
     ``params.initial_components``) or from the state ``start`` (every row allocated to its
     components), its draws derived from ``seed``; no label shifts: its moves are budgeted,
     so not invariant, and the shifts, there for the exactness of a chain, would cost it
-    sweeps for nothing ("Label shifts" in docs/benchmarks/dp.rst). It stops before its sweeps are done on a plateau of its own
-    check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus the mean log predictive of
-    ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with a bound on its work (that of
-    ``pilot_chain``), only once its occupied components have also settled (``settled``), and
-    once its work reaches the bound (in visits: each sweep's ``allocation_visits`` from the
-    state it starts at, and PASS_ROW_VISITS per row its moves' passes went over);
-    with ``max_time``, after the sweep that ends past ``deadline`` (None:
-    ``pilot_deadline``). Returns its last state, that state's ``Summary`` and the work it has
-    to spare: its bound less its work when it stopped on its plateau, else 0."""
+    sweeps for nothing ("Label shifts" in docs/benchmarks/dp.rst). It stops before its
+    sweeps are done on a plateau of its own check (``PILOT_TOL``, ``PILOT_PATIENCE``: minus
+    the mean log predictive of ``monitor_rows`` of X, every GIBBS_CHECK_SWEEPS sweeps); with
+    a bound on its work (that of ``pilot_chain``), only once its occupied components have
+    also settled (``settled``), and once its work reaches the bound (in visits: each sweep's
+    ``allocation_visits`` from the state it starts at, and PASS_ROW_VISITS per row its
+    moves' passes went over); with ``max_time``, after the sweep that ends past ``deadline``
+    (None: ``pilot_deadline``). Returns its last state, that state's ``Summary`` and the
+    work it has to spare: its bound less its work when it stopped on its plateau, else 0."""
     if X.sum() == 0:
         raise ValueError("X has no counts: every row is empty")
     n_rows, K = X.shape[0], components or params.initial_components

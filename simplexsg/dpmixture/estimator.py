@@ -60,7 +60,13 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         only cost every row's draw), or from copies of each, at least ``initial_components``
         in all, if it found fewer, at the scale of the whole data (its counts and rows
         scaled as SCIR scales a minibatch's, so that the first steps do not replace what it
-        learnt by one minibatch's counts). For "gibbs", a pilot on a subset whose rows hold fewer
+        learnt by one minibatch's counts). A "scir" or "sgrld" pilot on a subset ends with
+        word-anchored splits: in each component of at least ``ANCHOR_MIN_ROWS`` (50) rows, the
+        rows that hold one of its ``ANCHOR_WORDS`` (30) commonest words (held by 2% to half
+        of its rows) split from the rest, refined by ``ANCHOR_SCANS`` (3) restricted Gibbs
+        scans, the best such split made while it raises the joint density of the
+        allocations: the small clusters of short rows that the pilot's chain leaves merged
+        (docs/benchmarks/dp.rst, "Word-anchored splits"). For "gibbs", a pilot on a subset whose rows hold fewer
         than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts (short rows) is followed by a
         second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its
         clusters explain worst (lowest log likelihood per count against the data's unigram

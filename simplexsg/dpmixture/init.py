@@ -14,8 +14,9 @@ each when it found fewer than ``initial_components``, at the scale of the whole 
 (``over_provision``). On short rows the exact sampler's start adds the clusters of a second
 pilot on the rows the first explains worst (``with_residual_clusters``), and a minibatch
 sampler's pilot on a subset starts from that start on its own rows (``exact_start``), and
-grows to more rows while it settles within a small share of its work (``grown_pilot``). The
-pilot chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
+grows to more rows while it settles within a small share of its work (``grown_pilot``), and
+ends with the word-anchored splits that raise its joint density (``with_anchored_splits``).
+The pilot chains of a fit share one deadline, PILOT_TIME_SHARE of ``max_time``.
 docs/benchmarks/dp.rst has the measurements.
 
 Every draw derives from the chain's seed in the namespace ``Stream.INIT`` (``defaults.Stream``).
@@ -35,6 +36,7 @@ from .defaults import (GIBBS_CHECK_SWEEPS, MONITOR_ROWS, PASS_ROW_VISITS, PILOT_
                        PILOT_ROWS, PILOT_TIME_SHARE, PILOT_TOL, RESIDUAL_BELOW_ENTRIES,
                        RESIDUAL_COMPONENTS, RESIDUAL_SHARE, SHUFFLE_BATCHES, Stream,
                        pilot_bounds, pilot_chain, residual_chain)
+from .anchored_splits import anchored_splits
 from .local import LocalExecutor, kernel_layout
 from .slice_sampler import (LEFTOVER_TOLERANCE, ChainState, Kernel, allocate,
                             allocation_visits, iterate, log_predictive, new_state, row_blocks,
@@ -221,9 +223,40 @@ def pilot_clusters(X_pilot, subset, params, seed, deadline, more_rows=None):
         start = exact_start(X_pilot, params, seed, deadline)
     state, found, spare = run_pilot(X_pilot, params, substream(seed, Stream.INIT, 3),
                                     start=start, deadline=deadline)
-    if params.sampler != "gibbs" and subset and more_rows is not None:
-        return grown_pilot(state, found, spare, X_pilot, params, seed, deadline, more_rows)
+    if params.sampler == "gibbs" or not subset:
+        return state, found, X_pilot
+    if more_rows is not None:
+        state, found, X_pilot = grown_pilot(state, found, spare, X_pilot, params, seed,
+                                            deadline, more_rows)
+    state, found = with_anchored_splits(state, found, X_pilot, params, seed, deadline)
     return state, found, X_pilot
+
+
+def with_anchored_splits(state, found, X_pilot, params, seed, deadline):
+    """A minibatch sampler's pilot (its last ``state`` and that state's ``Summary`` ``found``
+    on the CSR rows ``X_pilot``) with the word-anchored splits of its clusters that raise the
+    joint density (``anchored_splits``, until ``deadline``): the clusters of short rows that
+    the pilot's chain leaves merged, which the stochastic-gradient chain after it cannot split.
+    Each component a split made or changed gets a draw from its rows' posterior, and a share
+    of its parent's weight in proportion to its rows; the others keep theirs. Returns the
+    state and its ``Summary`` (both as they were when no split raises the joint density).
+    Draws from ``Stream.SPLITS`` 0."""
+    rng = np.random.default_rng(substream(seed, Stream.SPLITS, 0))
+    z = found.labels.astype(np.int64)
+    if not anchored_splits(X_pilot, z, params.base, state.alpha, rng, deadline):
+        return state, found
+    n_labels, n_found = int(z.max()) + 1, found.occupied.size
+    parent = np.zeros(n_labels, dtype=np.int64)
+    parent[z] = found.labels                    # a split's rows all come from one cluster
+    sizes = np.bincount(z, minlength=n_labels)
+    changed = sizes != np.bincount(found.labels, minlength=n_found)[parent]
+    theta = np.vstack([state.theta[found.occupied],
+                       np.empty((n_labels - n_found, X_pilot.shape[1]))])
+    counts = LocalExecutor.counts(X_pilot, z, n_labels)[changed]
+    theta[changed] = scir_transition(np.ones_like(counts), params.base + counts, np.inf, rng)
+    weights = found.weights[parent] * sizes / np.bincount(found.labels)[parent]
+    state = ChainState(theta, _sticks(weights / weights.sum(), state.alpha), state.alpha)
+    return state, summary(state, z)
 
 
 def chain_start(state, found, X_pilot, params, rng, n_total):

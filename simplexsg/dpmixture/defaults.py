@@ -75,9 +75,10 @@ PILOT_GROWTH = 2
 #: (``anchored_splits``): in each component of at least ANCHOR_MIN_ROWS rows, the split of the
 #: rows holding a word against the rest, for the ANCHOR_WORDS words held by the most of its
 #: rows between the shares ANCHOR_ROW_SHARES of them, each refined by ANCHOR_SCANS restricted
-#: Gibbs scans. Smaller components hold too few rows of a cluster of 0.1% of 10^6 rows to
-#: weigh; a word held by more than half of a component's rows marks the component itself
-#: ("Word-anchored splits" in docs/benchmarks/dp.rst).
+#: Gibbs scans. A cluster of 0.1% of the rows holds 200 of a 200,000-row pilot's, so a
+#: component of fewer than 50 rows hides none; a word held by more than half of a
+#: component's rows marks the component itself ("Word-anchored splits" in
+#: docs/benchmarks/dp.rst).
 ANCHOR_WORDS, ANCHOR_SCANS, ANCHOR_MIN_ROWS, ANCHOR_ROW_SHARES = 30, 3, 50, (0.02, 0.5)
 #: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
 #: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row

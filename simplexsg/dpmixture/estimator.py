@@ -64,11 +64,12 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         word-anchored splits: in each component of at least ``ANCHOR_MIN_ROWS`` (50) rows, the
         rows that hold one of its ``ANCHOR_WORDS`` (30) commonest words (held by 2% to half
         of its rows) split from the rest, refined by ``ANCHOR_SCANS`` (3) restricted Gibbs
-        scans, the best such split made while it raises the joint density of the
-        allocations: the small clusters of short rows that the pilot's chain leaves merged
-        (docs/benchmarks/dp.rst, "Word-anchored splits"). For "gibbs", a pilot on a subset whose rows hold fewer
-        than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts (short rows) is followed by a
-        second one on the ``RESIDUAL_SHARE`` (0.5) of the rows that its
+        scans, the best such split made while it raises the joint density of the rows and
+        their allocations: the small clusters of short rows that the pilot's chain leaves
+        merged (docs/benchmarks/dp.rst, "Word-anchored splits"). For "gibbs", a pilot on a
+        subset whose rows hold fewer than ``RESIDUAL_BELOW_ENTRIES`` (50,000) stored counts
+        (short rows) is followed by a second one on the ``RESIDUAL_SHARE`` (0.5) of the rows
+        that its
         clusters explain worst (lowest log likelihood per count against the data's unigram
         profile), from ``RESIDUAL_COMPONENTS`` (100) random components, with the moves and
         stopping rule of the "scir" pilot and at most ``RESIDUAL_PILOT_WORK`` (5e9) visits;

@@ -152,8 +152,9 @@ class Stream(enum.IntEnum):
     STEP = 2
     #: The training rows the convergence check scores.
     MONITOR = 3
-    #: The word-anchored splits that end a minibatch sampler's pilot
-    #: (``init.with_anchored_splits``); index 0.
+    #: Word-anchored splits; index 0: those that end a minibatch sampler's pilot
+    #: (``init.with_anchored_splits``), 1: those that end the exact chain's warm-up
+    #: (``training.Trainer``).
     SPLITS = 4
 
 

@@ -111,6 +111,13 @@ def short_rows(X_pilot):
     return X_pilot.nnz < RESIDUAL_BELOW_ENTRIES
 
 
+def short_rows_on_average(X):
+    """Whether the CSR rows X are short on average: a pilot of PILOT_ROWS of them would be
+    (``short_rows``), fewer than RESIDUAL_BELOW_ENTRIES / PILOT_ROWS (10) stored counts a
+    row."""
+    return X.nnz * PILOT_ROWS < RESIDUAL_BELOW_ENTRIES * max(X.shape[0], 1)
+
+
 def with_residual_clusters(X, state, params, seed, kernel, rng, deadline=None):
     """``state`` (a pilot's, on a subset of the CSR rows X in this process) with the clusters
     of a second pilot chain on the rows its clusters explain worst (``residual_rows``, after

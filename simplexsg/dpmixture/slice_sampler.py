@@ -209,6 +209,12 @@ def split_merge(state, kernel, move, z, rng, moves_scale=None):
         move.run(z, state.alpha, rng, kernel.split_merge, n_jobs=kernel.n_jobs)
     if kernel.label_shifts:
         shift_labels(z, state.alpha, rng, label_shift_count(state.alpha, z.size))
+    return represented(state, kernel, z, rng)
+
+
+def represented(state, kernel, z, rng):
+    """``state`` with as many represented sticks and components as the labels z need, those
+    it lacks drawn from the prior (the exact sampler redraws them given z)."""
     missing = int(z.max()) + 1 - state.sticks.shape[0]
     if missing <= 0:
         return state

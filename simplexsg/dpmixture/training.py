@@ -30,6 +30,7 @@ from .._random import seed_sequence, substream
 from ..corpus import as_corpus, check_counts, corpus_features
 from ..stopping import PlateauMonitor
 from . import defaults, distributed, init, slice_sampler
+from .anchored_splits import anchored_splits
 from .defaults import SHUFFLE_BATCHES, Stream
 from .local import LocalExecutor, kernel_layout
 from .split_merge import SplitMerge
@@ -212,7 +213,8 @@ class Trainer:
             move=self.move, moves_scale=model._moves_scale, laps=laps)
         write_state(model, state)
         model.n_iter_ = t + 1
-        self._end_warmup(alpha)
+        if self._end_warmup(alpha) and laps is not None:
+            laps.lap("moves")           # the splits that end it
         return z if kept is None else kept
 
     def _end_warmup(self, alpha):
@@ -221,18 +223,41 @@ class Trainer:
         convergence check without progress (the chain has settled), or that reaches half of
         the fit's iterations or of its ``max_time``: from then on that sweep's number, scaled
         with alpha (``model._moves_scale``: ``defaults.split_merge_scale``), so that the
-        chain's moves leave the posterior invariant (``slice_sampler.split_merge``)."""
+        chain's moves leave the posterior invariant (``slice_sampler.split_merge``); on short
+        rows, with the word-anchored splits of ``_split_by_words``. Returns whether it ended
+        the warm-up."""
         model, params = self.model, self.params
         if (self.move is None or self.kernel.split_merge != "auto"
                 or model._moves_scale is not None
                 or model.n_iter_ < defaults.SPLIT_MERGE_WARMUP):
-            return
+            return False
         settled = model._monitor is not None and model._monitor.misses > 0
         halfway = 2 * model.n_iter_ >= model._end_iter or (
             params.max_time is not None and 2 * model.training_seconds_ >= params.max_time)
-        if settled or halfway:
-            model._moves_scale = defaults.split_merge_scale(self.move.proposed, alpha,
-                                                            self.n_total)
+        if not (settled or halfway):
+            return False
+        model._moves_scale = defaults.split_merge_scale(self.move.proposed, alpha, self.n_total)
+        self._split_by_words()
+        return True
+
+    def _split_by_words(self):
+        """At the end of the exact chain's warm-up on short rows (``init.short_rows_on_average``),
+        the word-anchored splits that raise the joint density of its allocations
+        (``anchored_splits``), then its components, sticks and alpha drawn given them (the
+        global step): the chain's own moves rarely split a small cluster of short rows out of
+        a large one ("Word-anchored splits" in docs/benchmarks/dp.rst). A warm-up need not
+        leave the posterior invariant; the chain's moves after it do. Draws from
+        ``Stream.SPLITS`` 1."""
+        model, X = self.model, self.move.X
+        if not init.short_rows_on_average(X):
+            return
+        rng = np.random.default_rng(substream(model.random_state_, Stream.SPLITS, 1))
+        z, state = model._z, read_state(model)
+        if not anchored_splits(X, z, self.kernel.base, state.alpha, rng):
+            return
+        state = slice_sampler.represented(state, self.kernel, z, rng)
+        write_state(model, slice_sampler.update(state, self.kernel, self.executor, X, z, 1.0,
+                                                model.n_iter_, rng, kept=z))
 
     def _stop_reason(self, z):
         """After an iteration: "max_time" when the budget is spent, "converged" on a plateau of

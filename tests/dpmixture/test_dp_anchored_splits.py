@@ -133,3 +133,24 @@ def test_a_pilot_ends_with_its_splits_and_keeps_what_they_leave():
     true_state, true_found = pilot_state(X, truth, np.random.default_rng(0))
     assert init.with_anchored_splits(true_state, true_found, X, params, SEED, None) == (
         true_state, true_found)
+
+
+@pytest.mark.parametrize("row_length, calls", [(4, 1), (200, 0)])
+def test_the_exact_chains_warmup_ends_with_the_splits_on_short_rows(row_length, calls,
+                                                                     monkeypatch):
+    """The exact sampler's warm-up ends (``_moves_scale`` set) with one call of the anchored
+    splits on every row's allocations, on rows of fewer than 10 stored counts a row only
+    (2.5 and 11.7 here); the state it leaves represents every label the splits made."""
+    from simplexsg.datasets import make_multinomial_mixture
+    from simplexsg.dpmixture import training
+    X = make_multinomial_mixture(3000, 60, 6, row_length=row_length, random_state=0)[0]
+    seen, split = [], training.anchored_splits
+
+    def recorded(X_rows, z, *args):
+        seen.append(X_rows.shape[0])
+        return split(X_rows, z, *args)
+
+    monkeypatch.setattr(training, "anchored_splits", recorded)
+    dp = DPMixture("gibbs", max_iter=12, tol=None, random_state=0).fit(X)
+    assert seen == [3000] * calls and dp._moves_scale is not None
+    assert dp.theta_.shape[0] == dp.sticks_.shape[0] > dp._z.max()

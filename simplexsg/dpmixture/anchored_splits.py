@@ -1,4 +1,5 @@
-"""Word-anchored splits: the births that end a minibatch sampler's pilot.
+"""Word-anchored splits: the births that end a minibatch sampler's pilot and, on short rows,
+the exact chain's warm-up.
 
 On short rows the pilot's exact chain leaves small clusters merged into larger ones: a split
 proposal launched from two random rows of a component, and refined by restricted Gibbs scans,
@@ -13,8 +14,9 @@ best of them if it raises the joint density of the allocations and the rows, com
 sticks integrated out (``split_merge.log_labelled_prior_change`` plus the sides' Dirichlet-
 multinomials less the block's); the two new components are tried again, until no component
 gains. These are greedy moves, as a memoized variational method's births (Hughes & Sudderth
-2013): they end the pilot, which starts the chain, and are not a step of a chain that samples
-the posterior ("Word-anchored splits" in docs/benchmarks/dp.rst).
+2013): they end the pilot, which starts the chain, or the exact chain's warm-up, and are not
+a step of a chain that samples the posterior ("Word-anchored splits" in
+docs/benchmarks/dp.rst).
 """
 from time import perf_counter
 

@@ -163,8 +163,11 @@ class DPMixture(CountModelMixin, ClusterMixin, BaseEstimator):
         work; less, since a merge sums its components' counts); the warm-up lasts at least
         ``SPLIT_MERGE_WARMUP`` (5) sweeps and ends after the first one that follows a
         convergence check without progress, or that reaches half of ``max_iter`` or of
-        ``max_time``. From then on, that sweep's count, scaled by the square root of the
-        clusters the DP prior expects given each sweep's alpha against its own
+        ``max_time``; on rows of fewer than 10 stored counts on average it ends with the
+        word-anchored splits of the pilot of "scir" (``init``, above) on every row, then the
+        components, sticks and alpha drawn given them (docs/benchmarks/dp.rst,
+        "Word-anchored splits"). From then on, that sweep's count, scaled by the square root
+        of the clusters the DP prior expects given each sweep's alpha against its own
         (``defaults.split_merge_count``): a budget that stops on what the proposals met
         would bias the chain, a count that alpha sets does not. Ignored by the chains of
         "scir" and "sgrld" (their pilot uses the budget of "auto" in every sweep).

@@ -1,5 +1,5 @@
-"""Word-anchored splits (``simplexsg.dpmixture.anchored_splits``) and the pilot that ends with
-them (``init.with_anchored_splits``)."""
+"""Word-anchored splits (``simplexsg.dpmixture.anchored_splits``), the pilot that ends with
+them (``init.with_anchored_splits``) and the exact chain's warm-up that does on short rows."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

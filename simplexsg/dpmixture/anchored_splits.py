@@ -44,8 +44,7 @@ def anchored_splits(X, z, base, alpha, rng, deadline=None):
     made = 0
     while queue and (deadline is None or perf_counter() < deadline):
         label = queue.pop(0)
-        rows = blocks.rows[label]
-        best = _best_split(move, blocks, label, rows, alpha, rng)
+        best = _best_split(move, blocks, label, alpha, rng)
         if best is not None:
             moved, target = best
             blocks.move(z, moved, target, label)
@@ -57,9 +56,10 @@ def anchored_splits(X, z, base, alpha, rng, deadline=None):
     return made
 
 
-def _best_split(move, blocks, label, rows, alpha, rng):
+def _best_split(move, blocks, label, alpha, rng):
     """(rows moved (sorted), their new label) of the anchored split of component ``label``
-    (its ``rows``) that raises the joint density most, or None when none raises it."""
+    that raises the joint density most, or None when none raises it."""
+    rows = blocks.rows[label]
     X = move.X[rows]
     held = np.bincount(X.indices, minlength=X.shape[1])     # rows holding each word
     low, high = ANCHOR_ROW_SHARES[0] * rows.size, ANCHOR_ROW_SHARES[1] * rows.size

@@ -71,14 +71,14 @@ MINIBATCH_PILOT_SPLIT_MERGE_WORK = 0.1
 #: as much, and on short rows of few clusters the pilot's bound on rows, not its work, leaves
 #: small clusters merged ("The pilot that grows" in docs/benchmarks/dp.rst).
 PILOT_GROWTH = 2
-#: A minibatch sampler's pilot on a subset of the rows ends with word-anchored splits
-#: (``anchored_splits``): in each component of at least ANCHOR_MIN_ROWS rows, the split of the
-#: rows holding a word against the rest, for the ANCHOR_WORDS words held by the most of its
-#: rows between the shares ANCHOR_ROW_SHARES of them, each refined by ANCHOR_SCANS restricted
-#: Gibbs scans. A cluster of 0.1% of the rows holds 200 of a 200,000-row pilot's, so a
-#: component of fewer than 50 rows hides none; a word held by more than half of a
-#: component's rows marks the component itself ("Word-anchored splits" in
-#: docs/benchmarks/dp.rst).
+#: A minibatch sampler's pilot on a subset of the rows, and the exact chain's warm-up on short
+#: rows, end with word-anchored splits (``anchored_splits``): in each component of at least
+#: ANCHOR_MIN_ROWS rows, the split of the rows holding a word against the rest, for the
+#: ANCHOR_WORDS words held by the most of its rows between the shares ANCHOR_ROW_SHARES of
+#: them, each refined by ANCHOR_SCANS restricted Gibbs scans. A cluster of 0.1% of the rows
+#: holds 200 of a 200,000-row pilot's, so a component of fewer than 50 rows hides none; a word
+#: held by more than half of a component's rows marks the component itself ("Word-anchored
+#: splits" in docs/benchmarks/dp.rst).
 ANCHOR_WORDS, ANCHOR_SCANS, ANCHOR_MIN_ROWS, ANCHOR_ROW_SHARES = 30, 3, 50, (0.02, 0.5)
 #: The pilot chain's convergence check, whatever the fit's ``tol``: every GIBBS_CHECK_SWEEPS
 #: sweeps it scores MONITOR_ROWS of its rows, and it stops once PILOT_PATIENCE scores in a row
